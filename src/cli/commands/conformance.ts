@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import { allAdapters } from '../../core/conformance/adapters.js';
+import { parseGoldenFile, runConformance } from '../../core/conformance/runner.js';
+import { LabError } from '../../core/errors.js';
+import type { ParsedCli } from '../parse.js';
+
+export async function conformanceCommand(p: Extract<ParsedCli, { command: 'conformance' }>): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(p.file, 'utf8');
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot read ${p.file}: ${(e as Error).message}`, {
+      cause: e,
+      details: { file: p.file },
+    });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new LabError('PARSE_ERROR', `${p.file}: not valid JSON (${(e as Error).message})`, {
+      cause: e,
+      details: { file: p.file },
+    });
+  }
+  const result = runConformance(parseGoldenFile(data, p.file), allAdapters());
+  const summary = `${result.matched} matched, ${result.mismatched} mismatched, ${result.deviations} deviations, ${result.unsupported} unsupported`;
+  if (p.json) {
+    process.stdout.write(`${JSON.stringify({ file: p.file, ...result }, null, 2)}\n`);
+  } else {
+    const lines: string[] = [];
+    for (const r of result.cases) {
+      if (r.status === 'mismatched') lines.push(`MISMATCH   ${r.name} (${r.fn}): ${r.detail}`);
+      else if (r.status === 'deviation') lines.push(`deviation  ${r.name} (${r.fn}): ${r.detail}`);
+    }
+    const unsupportedFns = [
+      ...new Set(result.cases.filter((r) => r.status === 'unsupported').map((r) => r.fn)),
+    ];
+    if (unsupportedFns.length) lines.push(`unsupported functions: ${unsupportedFns.join(', ')}`);
+    lines.push(summary);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return result.mismatched > 0 ? 1 : 0;
+}

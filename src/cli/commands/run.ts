@@ -1,0 +1,41 @@
+import { runSeeds } from '../../experiments/multiSeed.js';
+import { resolveConfig } from '../../experiments/options.js';
+import { loadExperiment } from '../../experiments/registry.js';
+import type { MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import { toJson, writeRecord } from '../../report/records.js';
+import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
+import type { ParsedCli } from '../parse.js';
+import { createProgress } from '../progress.js';
+
+export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
+  const experiment = await loadExperiment(p.experiment);
+  const config = resolveConfig(experiment.name, experiment.options, p.sets);
+  const progress = createProgress(
+    p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
+    p.progress,
+  );
+  let record: RunRecord | MultiSeedRecord;
+  try {
+    if (p.multi) {
+      record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t));
+    } else {
+      const seed = p.seeds[0] as number;
+      record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+    }
+  } finally {
+    progress.stop();
+  }
+  const path = await writeRecord(record, p.out ? { dir: p.out } : {});
+  if (p.html) {
+    const { writeHtmlReport } = await import('../../report/html.js');
+    await writeHtmlReport([record], { html: p.html, png: null, sources: [path] });
+  }
+  if (p.json) {
+    process.stdout.write(`${toJson(record)}\n`);
+  } else {
+    const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
+    process.stdout.write(`${text}\n\nrecord: ${path}\n`);
+    if (p.html) process.stdout.write(`report: ${p.html}\n`);
+  }
+  return 0;
+}

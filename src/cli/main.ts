@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * `labs` entry point: parse, dispatch, print, exit. The only place (with src/cli/commands) that
+ * prints or exits. Errors become one clear line on stderr and exit code 1 (2 for usage errors);
+ * `--debug` adds the stack.
+ */
+import { isLabError } from '../core/errors.js';
+import { parseCli } from './parse.js';
+
+async function main(argv: string[]): Promise<number> {
+  const debug = argv.includes('--debug');
+  try {
+    const parsed = parseCli(argv);
+    switch (parsed.command) {
+      case 'help':
+        process.stdout.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
+        return 0;
+      case 'version':
+        process.stdout.write(`${parsed.text}\n`);
+        return 0;
+      case 'list':
+        return await (await import('./commands/list.js')).listCommand(parsed);
+      case 'run':
+        return await (await import('./commands/run.js')).runCommand(parsed);
+      case 'conformance':
+        return await (await import('./commands/conformance.js')).conformanceCommand(parsed);
+      case 'audit':
+        return await (await import('./commands/audit.js')).auditCommand(parsed);
+      case 'report':
+        return await (await import('./commands/report.js')).reportCommand(parsed);
+    }
+  } catch (e) {
+    if (isLabError(e)) {
+      process.stderr.write(`labs: error [${e.code}]: ${e.message}\n`);
+      if (debug && e.stack) process.stderr.write(`${e.stack}\n`);
+      return e.code === 'BAD_CLI' ? 2 : 1;
+    }
+    const err = e as Error;
+    process.stderr.write(`labs: internal error: ${err?.message ?? String(e)}\n`);
+    if (debug && err?.stack) process.stderr.write(`${err.stack}\n`);
+    else process.stderr.write('(run again with --debug for the stack trace)\n');
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    process.stderr.write(`labs: ${String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

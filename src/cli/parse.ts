@@ -1,0 +1,275 @@
+/**
+ * The CLI's grammar: every command and option in one declarative table (commander for the syntax,
+ * zod for the values). `parseCli(argv)` turns argv (without `node` and the script) into a typed
+ * command object or throws a LabError with code BAD_CLI; it never prints or exits, so tests can use it.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { z } from 'zod';
+import { LabError } from '../core/errors.js';
+import { VERSION } from '../experiments/version.js';
+
+const seedSchema = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
+
+/** `A..B` (inclusive) or a comma list `1,4,9`. */
+export function parseSeeds(text: string): number[] {
+  const range = /^(\d+)\.\.(\d+)$/.exec(text.trim());
+  let seeds: number[];
+  if (range) {
+    const a = Number(range[1]);
+    const b = Number(range[2]);
+    if (b < a)
+      throw new LabError('BAD_CLI', `--seeds ${text}: the range is empty (B < A)`, {
+        details: { field: '--seeds' },
+      });
+    if (b - a >= 10_000)
+      throw new LabError('BAD_CLI', `--seeds ${text}: at most 10000 seeds`, {
+        details: { field: '--seeds' },
+      });
+    seeds = Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  } else if (/^\d+(,\d+)*$/.test(text.trim())) {
+    seeds = text.trim().split(',').map(Number);
+  } else {
+    throw new LabError('BAD_CLI', `--seeds expects A..B or a comma list like 1,2,3, got '${text}'`, {
+      details: { field: '--seeds' },
+    });
+  }
+  for (const s of seeds) {
+    if (!seedSchema.safeParse(s).success) {
+      throw new LabError('BAD_CLI', `--seeds: seed ${s} is out of range [0, 2^31-1]`, {
+        details: { field: '--seeds' },
+      });
+    }
+  }
+  return seeds;
+}
+
+export type AuditPreset = 'verl' | 'trl' | 'generic';
+
+export type ParsedCli =
+  | { command: 'help'; text: string; debug: boolean }
+  | { command: 'version'; text: string; debug: boolean }
+  | { command: 'list'; json: boolean; debug: boolean }
+  | {
+      command: 'run';
+      experiment: string;
+      seeds: number[];
+      multi: boolean;
+      sets: string[];
+      json: boolean;
+      out: string | null;
+      html: string | null;
+      progress: boolean;
+      debug: boolean;
+    }
+  | { command: 'conformance'; file: string; json: boolean; debug: boolean }
+  | {
+      command: 'audit';
+      path: string;
+      preset: AuditPreset;
+      json: boolean;
+      out: string | null;
+      skipBadRows: boolean;
+      reward: string | null;
+      columns: Record<string, string>;
+      debug: boolean;
+    }
+  | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean };
+
+/** Column-remapping flags of `labs audit` (`--col-<name> SOURCE`). */
+export const AUDIT_COLUMNS = [
+  'step',
+  'group',
+  'task',
+  'reward',
+  'response',
+  'action_tokens',
+  'env_tokens',
+  'truncated',
+  'mask',
+  'advantage',
+] as const;
+
+function buildProgram(sink: (p: ParsedCli) => void): Command {
+  const program = new Command();
+  let helpText = '';
+  program
+    .name('labs')
+    .description(
+      'reasoning-rl-labs: where a verifiable reward becomes (or fails to become) a policy gradient',
+    )
+    .version(VERSION, '-V, --version', 'print the version')
+    .option('--debug', 'show stack traces on errors')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => {
+        helpText += s;
+      },
+      writeErr: (s) => {
+        helpText += s;
+      },
+      outputError: () => {},
+    })
+    .showSuggestionAfterError(true);
+  const debugOf = () => Boolean(program.opts().debug);
+
+  program
+    .command('list')
+    .description('list every experiment with its options, defaults and meanings')
+    .option('--json', 'print as JSON')
+    .action((o: { json?: boolean }) => sink({ command: 'list', json: Boolean(o.json), debug: debugOf() }));
+
+  program
+    .command('run')
+    .description('run an experiment and write its RunRecord under runs/')
+    .requiredOption('-e, --experiment <name>', 'experiment name (see `labs list`)')
+    .option('--seed <n>', 'random seed (integer >= 0)', '7')
+    .option(
+      '--seeds <A..B>',
+      'run many seeds (A..B inclusive, or 1,2,3) and summarise each metric with a 95% CI',
+    )
+    .option(
+      '--set <key=value>',
+      'set an experiment option (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--json', 'print the RunRecord as JSON instead of the summary')
+    .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
+    .option('--html <file>', 'also write an HTML report with plots to this file')
+    .option('--no-progress', 'never show a progress bar')
+    .action(
+      (o: {
+        experiment: string;
+        seed: string;
+        seeds?: string;
+        set: string[];
+        json?: boolean;
+        out?: string;
+        html?: string;
+        progress: boolean;
+      }) => {
+        const seedParsed = seedSchema.safeParse(o.seed);
+        if (!seedParsed.success) {
+          throw new LabError('BAD_CLI', `--seed expects an integer in [0, 2^31-1], got '${o.seed}'`, {
+            details: { field: '--seed' },
+          });
+        }
+        const multi = o.seeds !== undefined;
+        sink({
+          command: 'run',
+          experiment: o.experiment,
+          seeds: multi ? parseSeeds(o.seeds as string) : [seedParsed.data],
+          multi,
+          sets: o.set,
+          json: Boolean(o.json),
+          out: o.out ?? null,
+          html: o.html ?? null,
+          progress: o.progress,
+          debug: debugOf(),
+        });
+      },
+    );
+
+  program
+    .command('conformance')
+    .description("run every golden case of a verl golden file through the lab's kernels")
+    .argument('<file>', 'golden JSON file (format in its meta.format)')
+    .option('--json', 'print the result as JSON')
+    .action((file: string, o: { json?: boolean }) =>
+      sink({ command: 'conformance', file, json: Boolean(o.json), debug: debugOf() }),
+    );
+
+  const audit = program
+    .command('audit')
+    .description('diagnose real rollout dumps: zero-variance groups, per-task waste, token denominators')
+    .argument('<path>', 'a dump directory or file')
+    .addOption(
+      new Option('--preset <preset>', 'dump layout').choices(['verl', 'trl', 'generic']).default('generic'),
+    )
+    .option('--json', 'print the result as JSON')
+    .option('--out <dir>', 'also write the result as record.json into this directory')
+    .option('--skip-bad-rows', 'skip malformed rows and count them instead of failing')
+    .option(
+      '--reward <column>',
+      'use this column as the reward (trl: instead of summing the reward columns)',
+    );
+  for (const col of AUDIT_COLUMNS)
+    audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
+  audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
+    const columns: Record<string, string> = {};
+    for (const col of AUDIT_COLUMNS) {
+      const key = `col${col
+        .split('_')
+        .map((p) => p[0]?.toUpperCase() + p.slice(1))
+        .join('')}`;
+      const v = o[key];
+      if (typeof v === 'string') columns[col] = v;
+    }
+    sink({
+      command: 'audit',
+      path,
+      preset: o.preset as AuditPreset,
+      json: Boolean(o.json),
+      out: typeof o.out === 'string' ? o.out : null,
+      skipBadRows: Boolean(o.skipBadRows),
+      reward: typeof o.reward === 'string' ? o.reward : null,
+      columns,
+      debug: debugOf(),
+    });
+  });
+
+  program
+    .command('report')
+    .description('render one or more RunRecords as a self-contained HTML page with plots')
+    .argument('<records...>', 'record.json files (several are overlaid for comparison)')
+    .requiredOption('--html <file>', 'output HTML file')
+    .option('--png <dir>', 'also write every plot as a PNG into this directory')
+    .action((records: string[], o: { html: string; png?: string }) =>
+      sink({ command: 'report', records, html: o.html, png: o.png ?? null, debug: debugOf() }),
+    );
+
+  program.hook('preAction', () => {
+    helpText = '';
+  });
+  (program as Command & { helpTextRef?: () => string }).helpTextRef = () => helpText;
+  return program;
+}
+
+/**
+ * Parses argv (e.g. `['run', '--experiment', 'agent', '--seed', '7']`). Throws LabError('BAD_CLI')
+ * with one clear line for unknown commands or options, missing arguments and bad values.
+ */
+export function parseCli(argv: readonly string[]): ParsedCli {
+  let result: ParsedCli | undefined;
+  const program = buildProgram((p) => {
+    result = p;
+  });
+  const debug = argv.includes('--debug');
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof LabError) throw e;
+    if (e instanceof CommanderError) {
+      const captured = (program as Command & { helpTextRef: () => string }).helpTextRef();
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')
+        return { command: 'help', text: captured, debug };
+      if (e.code === 'commander.version') return { command: 'version', text: VERSION, debug };
+      if (e.code === 'commander.executeSubCommandAsync') throw e;
+      const message = e.message.replace(/^error:\s*/i, '').split('\n')[0] ?? e.message;
+      throw new LabError('BAD_CLI', `${message} (see labs --help)`, {
+        cause: e,
+        details: { commanderCode: e.code },
+      });
+    }
+    throw e;
+  }
+  if (!result) {
+    // No subcommand: show the top-level help.
+    return { command: 'help', text: program.helpInformation(), debug };
+  }
+  return result;
+}

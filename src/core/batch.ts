@@ -1,0 +1,128 @@
+/**
+ * Batch shapes and entry validation shared by every kernel.
+ *
+ * A batch is row-major `[B,T]`: token values are `Float32Array` (verl computes in float32; a
+ * `Float64Array` is accepted for float64 reference runs), masks are `Float32Array`/`Uint8Array`/
+ * `Float64Array` holding exactly 0 or 1, group labels are a length-B array of strings or integers.
+ * Kernels validate once at their entry with these helpers and never inside the hot loop.
+ */
+import { LabError } from './errors.js';
+
+export type FloatArray = Float32Array | Float64Array;
+export type MaskArray = Float32Array | Float64Array | Uint8Array;
+export type GroupLabel = string | number;
+export type GroupLabels = ArrayLike<GroupLabel>;
+
+/** Shape of a row-major matrix. */
+export interface Shape2 {
+  rows: number;
+  cols: number;
+}
+
+/** Checks that `B`, `T` are positive integers (B=0 or T=0 is rejected: nothing to compute). */
+export function checkShape(shape: Shape2, name = 'shape'): void {
+  const { rows, cols } = shape;
+  if (!Number.isInteger(rows) || rows <= 0 || !Number.isInteger(cols) || cols <= 0) {
+    throw new LabError('SHAPE_MISMATCH', `${name}: expected positive integer [B,T], got [${rows},${cols}]`, {
+      details: { field: name, rows, cols },
+    });
+  }
+}
+
+/** Checks that `arr` holds exactly `shape.rows * shape.cols` values. */
+export function checkLength(
+  arr: ArrayLike<unknown>,
+  expected: number,
+  field: string,
+  shapeText: string,
+): void {
+  if (arr.length !== expected) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `${field}: expected ${expected} values for shape ${shapeText}, got ${arr.length}`,
+      { details: { field, expected, actual: arr.length } },
+    );
+  }
+}
+
+/** Throws NON_FINITE naming the first non-finite entry as (row, token). */
+export function checkFinite(arr: ArrayLike<number>, cols: number, field: string): void {
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i] as number;
+    if (!Number.isFinite(v)) {
+      const row = Math.floor(i / cols);
+      const token = i - row * cols;
+      throw new LabError('NON_FINITE', `${field}: value ${v} at row ${row}, token ${token} is not finite`, {
+        details: { field, row, token, value: v },
+      });
+    }
+  }
+}
+
+/**
+ * Like {@link checkFinite} but only where the mask is 1: verl ignores NaN in padding for token-mean
+ * (masked positions are replaced by 0 first), so a NaN under a 0 mask is legal input.
+ */
+export function checkFiniteWhereMasked(
+  arr: ArrayLike<number>,
+  mask: MaskArray,
+  cols: number,
+  field: string,
+): void {
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i] as number;
+    if (mask[i] !== 0 && !Number.isFinite(v)) {
+      const row = Math.floor(i / cols);
+      const token = i - row * cols;
+      throw new LabError(
+        'NON_FINITE',
+        `${field}: value ${v} at row ${row}, token ${token} is not finite (mask is 1 there)`,
+        { details: { field, row, token, value: v } },
+      );
+    }
+  }
+}
+
+/** Throws BAD_MASK naming the first entry that is not exactly 0 or 1. */
+export function checkMask(mask: MaskArray, cols: number, field = 'response_mask'): void {
+  for (let i = 0; i < mask.length; i++) {
+    const v = mask[i] as number;
+    if (v !== 0 && v !== 1) {
+      const row = Math.floor(i / cols);
+      const token = i - row * cols;
+      throw new LabError('BAD_MASK', `${field}: value ${v} at row ${row}, token ${token} is not 0 or 1`, {
+        details: { field, row, token, value: v },
+      });
+    }
+  }
+}
+
+/** Checks a length-B label array (strings or finite numbers). */
+export function checkLabels(labels: GroupLabels, rows: number, field = 'index'): void {
+  if (labels.length !== rows) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `${field}: expected ${rows} group labels (one per row), got ${labels.length}`,
+      {
+        details: { field, expected: rows, actual: labels.length },
+      },
+    );
+  }
+  for (let i = 0; i < rows; i++) {
+    const l = labels[i];
+    if (typeof l === 'number' ? !Number.isFinite(l) : typeof l !== 'string') {
+      throw new LabError(
+        'BAD_VALUE',
+        `${field}: label at row ${i} is ${String(l)}, expected a string or finite number`,
+        {
+          details: { field, row: i },
+        },
+      );
+    }
+  }
+}
+
+/** Row-major index helper for readability at call sites outside hot loops. */
+export function at(row: number, token: number, cols: number): number {
+  return row * cols + token;
+}

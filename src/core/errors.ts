@@ -1,0 +1,60 @@
+/**
+ * The one error type of the lab. Every failure that a user can cause (bad input, unknown option,
+ * malformed dump line) is a `LabError` with a stable machine-readable `code`, and a message that
+ * names the argument or field and the position (row, token, file and line).
+ *
+ * Codes are part of the public contract: tests and scripts may match on them, so never rename one.
+ */
+export type LabErrorCode =
+  /** Two arrays that must agree in length or shape do not (e.g. mask [B,T] vs log-probs [B,T']). */
+  | 'SHAPE_MISMATCH'
+  /** A value that must be finite is NaN or +-Infinity (rewards, log-probs, advantages...). */
+  | 'NON_FINITE'
+  /** A mask entry is not exactly 0 or 1. */
+  | 'BAD_MASK'
+  /** An all-zero mask where the formula would divide by zero (verl returns NaN there). */
+  | 'EMPTY_MASK'
+  /** A group of one where the chosen singleton rule is `error` (TRL-style). */
+  | 'SINGLETON_GROUP'
+  /** An argument is out of its documented range (clip_ratio_c <= 1, negative epsilon...). */
+  | 'BAD_ARGUMENT'
+  /** A named choice that does not exist (loss_agg_mode, kl penalty name, estimator...). */
+  | 'UNKNOWN_MODE'
+  /** A verl feature that verl itself rejects at this commit (e.g. the `k3+` KL names). */
+  | 'NOT_SUPPORTED'
+  /** CLI: unknown command, option, experiment name or `--set` key, or an invalid value. */
+  | 'BAD_CLI'
+  | 'UNKNOWN_EXPERIMENT'
+  | 'UNKNOWN_OPTION'
+  | 'BAD_OPTION_VALUE'
+  /** Input files: unreadable, missing column, malformed line or row. */
+  | 'IO_ERROR'
+  | 'PARSE_ERROR'
+  | 'MISSING_COLUMN'
+  | 'BAD_VALUE'
+  /** A record file that is not a RunRecord. */
+  | 'BAD_RECORD'
+  /** A browser or other external program the command needs is missing. */
+  | 'MISSING_DEPENDENCY';
+
+export interface LabErrorOptions {
+  cause?: unknown;
+  /** Structured position/context, e.g. `{ field: 'log_prob', row: 3, token: 17 }`. */
+  details?: Record<string, unknown>;
+}
+
+export class LabError extends Error {
+  readonly code: LabErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: LabErrorCode, message: string, options: LabErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LabError';
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+export function isLabError(e: unknown): e is LabError {
+  return e instanceof LabError;
+}

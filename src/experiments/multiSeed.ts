@@ -1,0 +1,80 @@
+/**
+ * Run one experiment over many seeds and summarise every numeric metric (mean, std, min, max,
+ * t-based 95% CI) and every per-update curve (mean and 95% band), as `--seeds A..B` prints.
+ */
+import { summarize } from '../core/stats.js';
+import type { Experiment, JsonValue, MetricSummary, MultiSeedRecord, RunRecord } from './types.js';
+import { VERSION } from './version.js';
+
+export function summarizeRuns(
+  experiment: string,
+  config: Record<string, JsonValue>,
+  runs: RunRecord[],
+  wallMs: number,
+): MultiSeedRecord {
+  const summary: Record<string, MetricSummary> = {};
+  const first = runs[0];
+  if (first) {
+    for (const key of Object.keys(first.metrics)) {
+      const values = runs.map((r) => r.metrics[key]);
+      if (values.every((v): v is number => typeof v === 'number' && Number.isFinite(v))) {
+        summary[key] = summarize(values, `metrics.${key}`);
+      }
+    }
+  }
+  const curve_summary: NonNullable<MultiSeedRecord['curve_summary']> = {};
+  if (first) {
+    for (const key of Object.keys(first.curves)) {
+      const series = runs.map((r) => r.curves[key] ?? []);
+      const len = Math.min(...series.map((s) => s.length));
+      if (len === 0 || key === 'update') continue;
+      const mean: number[] = [];
+      const lo: number[] = [];
+      const hi: number[] = [];
+      for (let i = 0; i < len; i++) {
+        const column = series.map((s) => s[i] as number).filter((v) => Number.isFinite(v));
+        if (column.length === 0) {
+          mean.push(Number.NaN);
+          lo.push(Number.NaN);
+          hi.push(Number.NaN);
+          continue;
+        }
+        const s = summarize(column);
+        mean.push(s.mean);
+        lo.push(s.ci95[0]);
+        hi.push(s.ci95[1]);
+      }
+      curve_summary[key] = { mean, lo, hi };
+    }
+  }
+  return {
+    experiment,
+    seeds: runs.map((r) => r.seed),
+    version: VERSION,
+    config,
+    runs,
+    summary,
+    curve_summary,
+    timing: { wall_ms: wallMs },
+  };
+}
+
+/** Runs `experiment` for every seed in order (deterministic per seed) and summarises. */
+export async function runSeeds(
+  experiment: Experiment,
+  config: Record<string, JsonValue>,
+  seeds: readonly number[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<MultiSeedRecord> {
+  const start = performance.now();
+  const runs: RunRecord[] = [];
+  for (let i = 0; i < seeds.length; i++) {
+    const seed = seeds[i] as number;
+    const ctx = onProgress
+      ? { seed, onProgress: (d: number, t: number) => onProgress(i + (t > 0 ? d / t : 1), seeds.length) }
+      : { seed };
+    runs.push(await experiment.run(config, ctx));
+    onProgress?.(i + 1, seeds.length);
+  }
+  return summarizeRuns(experiment.name, config, runs, performance.now() - start);
+}

@@ -1,0 +1,27 @@
+/**
+ * Every experiment, by name. Each entry is loaded lazily so `labs --help` and `labs list` stay fast
+ * even when an experiment pulls in heavy modules.
+ */
+import { LabError } from '../core/errors.js';
+import type { Experiment } from './types.js';
+
+const loaders: Record<string, () => Promise<Experiment>> = {
+  // one line per experiment: name -> lazy import
+};
+
+export function experimentNames(): string[] {
+  return Object.keys(loaders).sort();
+}
+
+export async function loadExperiment(name: string): Promise<Experiment> {
+  const load = loaders[name];
+  if (!load) {
+    const known = experimentNames();
+    throw new LabError(
+      'UNKNOWN_EXPERIMENT',
+      `unknown experiment '${name}'; known: ${known.length ? known.join(', ') : '(none yet)'}`,
+      { details: { field: '--experiment', value: name } },
+    );
+  }
+  return load();
+}

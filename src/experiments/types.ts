@@ -1,0 +1,71 @@
+/**
+ * The experiment contract. An experiment is a pure-ish function of (config, seed) that returns a
+ * RunRecord; it never prints, never reads the clock for anything but `timing`, and draws every
+ * random number from streams derived from the seed.
+ */
+import type { z } from 'zod';
+
+/** One `--set key=value` option: its zod schema (which also coerces), default and meaning. */
+export interface OptionSpec {
+  schema: z.ZodType;
+  default: unknown;
+  /** What it means, its unit and a typical range (shown by `labs list`). */
+  help: string;
+}
+
+export type OptionTable = Record<string, OptionSpec>;
+
+/** Scalar or small JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** What `--json` prints and what is written to `runs/.../record.json` (see DESIGN.md). */
+export interface RunRecord {
+  experiment: string;
+  seed: number;
+  version: string;
+  config: Record<string, JsonValue>;
+  metrics: Record<string, JsonValue>;
+  /** Per-update series, all the same length as `curves.update` when present. */
+  curves: Record<string, number[]>;
+  tables: Record<string, Record<string, JsonValue>[]>;
+  /** Free-form notes the experiment wants shown (e.g. what this run does not include). */
+  notes?: string[];
+  timing: { wall_ms: number };
+}
+
+/** Summary statistics across seeds for one metric. */
+export interface MetricSummary {
+  mean: number;
+  std: number;
+  min: number;
+  max: number;
+  ci95: [number, number];
+  n: number;
+}
+
+export interface MultiSeedRecord {
+  experiment: string;
+  seeds: number[];
+  version: string;
+  config: Record<string, JsonValue>;
+  runs: RunRecord[];
+  summary: Record<string, MetricSummary>;
+  /** Per-update mean curve and 95% band across seeds (for reports). */
+  curve_summary?: Record<string, { mean: number[]; lo: number[]; hi: number[] }>;
+  timing: { wall_ms: number };
+}
+
+export interface RunContext {
+  seed: number;
+  /** Called with progress in [0, total]; the CLI turns it into a bar on a TTY. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Experiment {
+  name: string;
+  /** One line for `labs list`. */
+  summary: string;
+  options: OptionTable;
+  /** `config` holds every option of the table, validated and with defaults merged. */
+  run(config: Record<string, unknown>, ctx: RunContext): RunRecord | Promise<RunRecord>;
+}

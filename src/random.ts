@@ -1,0 +1,73 @@
+/**
+ * Seeded random streams. Every random draw in the lab comes from a `Rng` passed in explicitly;
+ * there is no global generator. Built on pure-rand's xoroshiro128+, which is fast (~90M draws/s
+ * here) and gives the same sequence on every platform for a seed.
+ *
+ * Independent streams for different purposes (training tasks, evaluation tasks, policy sampling)
+ * are derived with {@link Rng.fork} from a label, so adding draws to one stream never shifts another:
+ * this is what keeps the 400 held-out evaluation tasks identical across configurations of a seed.
+ */
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
+import { LabError } from './core/errors.js';
+
+export class Rng {
+  private gen: RandomGenerator;
+  readonly seed: number;
+
+  constructor(seed: number) {
+    if (!Number.isSafeInteger(seed)) {
+      throw new LabError('BAD_ARGUMENT', `seed: expected an integer, got ${seed}`, {
+        details: { field: 'seed' },
+      });
+    }
+    this.seed = seed;
+    this.gen = xoroshiro128plus(seed | 0);
+    // Mix the high bits too, so seeds that differ only above 2^31 give different streams.
+    const hi = Math.floor(seed / 2 ** 32) | 0;
+    if (hi !== 0) this.gen = xoroshiro128plus((seed | 0) ^ Math.imul(hi, 0x9e3779b1));
+  }
+
+  /** Uniform float in [0, 1) with 53 bits of randomness (two 32-bit draws). */
+  next(): number {
+    const hi = this.gen.next() >>> 5; // 27 bits
+    const lo = this.gen.next() >>> 6; // 26 bits
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
+  /** Uniform integer in [min, max] inclusive. */
+  int(min: number, max: number): number {
+    if (!Number.isInteger(min) || !Number.isInteger(max) || max < min) {
+      throw new LabError('BAD_ARGUMENT', `Rng.int: bad range [${min}, ${max}]`);
+    }
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  /** Index drawn from unnormalised non-negative weights (sum must be > 0). */
+  categorical(weights: ArrayLike<number>, offset = 0, count = weights.length - offset): number {
+    let total = 0;
+    for (let i = 0; i < count; i++) total += weights[offset + i] as number;
+    let u = this.next() * total;
+    for (let i = 0; i < count; i++) {
+      u -= weights[offset + i] as number;
+      if (u < 0) return i;
+    }
+    // Rounding can leave u marginally >= 0: return the last index with positive weight.
+    for (let i = count - 1; i >= 0; i--) if ((weights[offset + i] as number) > 0) return i;
+    throw new LabError('BAD_ARGUMENT', 'Rng.categorical: all weights are zero');
+  }
+
+  /**
+   * An independent stream derived from this stream's seed and a label (FNV-1a hash of the label
+   * mixed with the seed). Does not advance this stream.
+   */
+  fork(label: string): Rng {
+    let h = 0x811c9dc5 ^ (this.seed | 0);
+    for (let i = 0; i < label.length; i++) {
+      h ^= label.charCodeAt(i);
+      h = Math.imul(h, 0x01000193);
+    }
+    h ^= Math.floor(this.seed / 2 ** 32) | 0;
+    return new Rng(h | 0);
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * RunRecords on disk: `runs/<experiment>__<seed>__<timestamp>/record.json`, written to a temporary
+ * file in the same directory and renamed, so an interrupted run never leaves a half-written record.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LabError } from '../core/errors.js';
+import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
+
+/** JSON with non-finite numbers written as the strings 'NaN' / 'Infinity' / '-Infinity' (as the golden file does). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v), 2);
+}
+
+/** Writes `data` to `path` atomically (temp file + rename in the same directory). */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  await writeFile(tmp, data);
+  await rename(tmp, path);
+}
+
+export function runDirName(experiment: string, seedLabel: string, now: Date): string {
+  const stamp = now.toISOString().replace(/[:.]/g, '-');
+  return `${experiment}__${seedLabel}__${stamp}`;
+}
+
+/**
+ * Writes a record to `<outDir>/<experiment>__<seed>__<timestamp>/record.json` (or directly into
+ * `outDir` when `exactDir` is set) and returns the file path.
+ */
+export async function writeRecord(
+  record: RunRecord | MultiSeedRecord,
+  options: { root?: string; dir?: string; now?: Date } = {},
+): Promise<string> {
+  const seedLabel =
+    'seeds' in record ? `${record.seeds[0]}..${record.seeds[record.seeds.length - 1]}` : String(record.seed);
+  const dir =
+    options.dir ??
+    join(options.root ?? 'runs', runDirName(record.experiment, seedLabel, options.now ?? new Date()));
+  try {
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, 'record.json');
+    await writeFileAtomic(path, `${toJson(record)}\n`);
+    return path;
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot write record under ${dir}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Reads a record file; a file that is not JSON or has no `experiment` is a BAD_RECORD error naming the file. */
+export async function readRecord(path: string): Promise<RunRecord | MultiSeedRecord> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot read record ${path}: ${(e as Error).message}`, {
+      cause: e,
+      details: { file: path },
+    });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new LabError('BAD_RECORD', `${path}: not valid JSON (${(e as Error).message})`, {
+      cause: e,
+      details: { file: path },
+    });
+  }
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    typeof (data as { experiment?: unknown }).experiment !== 'string'
+  ) {
+    throw new LabError('BAD_RECORD', `${path}: not a RunRecord (no "experiment" field)`, {
+      details: { file: path },
+    });
+  }
+  const rec = data as Record<string, unknown>;
+  if (!('runs' in rec) && (typeof rec.metrics !== 'object' || rec.metrics === null)) {
+    throw new LabError('BAD_RECORD', `${path}: not a RunRecord (no "metrics" object)`, {
+      details: { file: path },
+    });
+  }
+  return data as RunRecord | MultiSeedRecord;
+}

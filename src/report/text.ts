@@ -1,0 +1,32 @@
+/**
+ * Plain-text tables for the terminal. Numbers are shown with a fixed number of significant digits;
+ * columns are aligned; nothing here prints.
+ */
+export type Cell = string | number | boolean | null | undefined;
+
+export function formatNumber(v: Cell, digits = 4): string {
+  if (v === null || v === undefined) return '-';
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return v;
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+  if (Number.isInteger(v) && Math.abs(v) < 1e9) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(digits - 1);
+  return Number(v.toPrecision(digits)).toString();
+}
+
+/** Renders rows as an aligned table with a header rule. Numbers are right-aligned. */
+export function table(headers: string[], rows: Cell[][], digits = 4): string {
+  const cells = rows.map((r) => r.map((c) => formatNumber(c, digits)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const numeric = headers.map((_, i) =>
+    rows.every((r) => typeof r[i] === 'number' || r[i] === null || r[i] === undefined),
+  );
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
