@@ -30,7 +30,26 @@ export interface RunRecord {
   tables: Record<string, Record<string, JsonValue>[]>;
   /** Free-form notes the experiment wants shown (e.g. what this run does not include). */
   notes?: string[];
+  /**
+   * Plot hints for reports, keyed by curve family. A curve key is `<family>.<series>` (e.g.
+   * `group_kind.all_wrong`); all curves of a family share one plot, x = `curves.update`.
+   * A hint with `table` plots rows of `tables[table]` instead (histograms, per-bucket stats).
+   */
+  plots?: Record<string, PlotHint>;
   timing: { wall_ms: number };
+}
+
+export interface PlotHint {
+  title: string;
+  /** y-axis label with its unit, e.g. 'fraction of groups'. */
+  y: string;
+  /** x-axis label; default 'update'. */
+  x?: string;
+  kind?: 'line' | 'stacked-area' | 'bar';
+  /** Plot `tables[table]` rows: x from `xField`, one series per entry of `yFields`. */
+  table?: string;
+  xField?: string;
+  yFields?: string[];
 }
 
 /** Summary statistics across seeds for one metric. */
