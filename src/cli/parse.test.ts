@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { LabError } from '../core/errors.js';
+import { parseCli, parseSeeds } from './parse.js';
+
+function cliError(argv: string[]): LabError {
+  try {
+    parseCli(argv);
+  } catch (e) {
+    if (e instanceof LabError) return e;
+    throw e;
+  }
+  throw new Error(`expected parseCli(${argv.join(' ')}) to throw`);
+}
+
+describe('parseCli', () => {
+  it('parses a single-seed run with --set pairs', () => {
+    const p = parseCli([
+      'run',
+      '--experiment',
+      'agent',
+      '--seed',
+      '7',
+      '--set',
+      'lr=0.5',
+      '--set',
+      'std=unbiased',
+      '--json',
+    ]);
+    expect(p).toMatchObject({
+      command: 'run',
+      experiment: 'agent',
+      seeds: [7],
+      multi: false,
+      sets: ['lr=0.5', 'std=unbiased'],
+      json: true,
+    });
+  });
+
+  it('defaults the seed to 7 and parses --seeds ranges as multi-seed', () => {
+    expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ seeds: [7], multi: false });
+    expect(parseCli(['run', '-e', 'agent', '--seeds', '3..6'])).toMatchObject({
+      seeds: [3, 4, 5, 6],
+      multi: true,
+    });
+  });
+
+  it('rejects unknown commands and options with BAD_CLI and names them', () => {
+    const e1 = cliError(['frobnicate']);
+    expect(e1.code).toBe('BAD_CLI');
+    expect(e1.message).toContain('frobnicate');
+    const e2 = cliError(['run', '-e', 'agent', '--bogus']);
+    expect(e2.code).toBe('BAD_CLI');
+    expect(e2.message).toContain('--bogus');
+  });
+
+  it('rejects a non-integer or negative seed, naming --seed', () => {
+    for (const bad of ['x', '-1', '1.5']) {
+      const e = cliError(['run', '-e', 'agent', '--seed', bad]);
+      expect(e.code).toBe('BAD_CLI');
+      expect(e.message).toContain('--seed');
+    }
+  });
+
+  it('requires --experiment for run', () => {
+    expect(cliError(['run']).message).toContain('--experiment');
+  });
+
+  it('returns help and version without printing', () => {
+    const h = parseCli(['--help']);
+    expect(h.command).toBe('help');
+    if (h.command === 'help') expect(h.text).toContain('conformance');
+    expect(parseCli(['--version'])).toMatchObject({ command: 'version', text: '0.1.0' });
+    expect(parseCli([]).command).toBe('help');
+  });
+
+  it('parses audit column remaps and presets', () => {
+    const p = parseCli([
+      'audit',
+      'dumps/',
+      '--preset',
+      'trl',
+      '--col-reward',
+      'score',
+      '--col-action-tokens',
+      'n_act',
+      '--skip-bad-rows',
+    ]);
+    expect(p).toMatchObject({
+      command: 'audit',
+      path: 'dumps/',
+      preset: 'trl',
+      skipBadRows: true,
+      columns: { reward: 'score', action_tokens: 'n_act' },
+    });
+    expect(cliError(['audit', 'x', '--preset', 'nope']).code).toBe('BAD_CLI');
+  });
+
+  it('parses report with several records', () => {
+    expect(parseCli(['report', 'a.json', 'b.json', '--html', 'o.html'])).toMatchObject({
+      command: 'report',
+      records: ['a.json', 'b.json'],
+      html: 'o.html',
+      png: null,
+    });
+    expect(cliError(['report', 'a.json']).message).toContain('--html');
+  });
+});
+
+describe('parseSeeds', () => {
+  it('accepts ranges and lists, rejects empty or malformed ranges', () => {
+    expect(parseSeeds('1..3')).toEqual([1, 2, 3]);
+    expect(parseSeeds('5,2,9')).toEqual([5, 2, 9]);
+    expect(() => parseSeeds('3..1')).toThrow(/empty/);
+    expect(() => parseSeeds('a..b')).toThrow(LabError);
+  });
+});

@@ -1,0 +1,48 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { quantile, summarize } from './stats.js';
+
+describe('summarize', () => {
+  it('computes mean, sample std and a t-based CI by hand on a small list', () => {
+    // values 1,2,3,4: mean 2.5, sample var = (2.25+0.25+0.25+2.25)/3 = 5/3
+    const s = summarize([1, 2, 3, 4]);
+    expect(s.mean).toBe(2.5);
+    expect(s.std).toBeCloseTo(Math.sqrt(5 / 3), 12);
+    const half = (3.182 * Math.sqrt(5 / 3)) / 2; // t_{0.975,3} = 3.182
+    expect(s.ci95[0]).toBeCloseTo(2.5 - half, 10);
+    expect(s.ci95[1]).toBeCloseTo(2.5 + half, 10);
+    expect([s.min, s.max, s.n]).toEqual([1, 4, 4]);
+  });
+
+  it('collapses the CI for one value and rejects non-finite values', () => {
+    expect(summarize([0.5]).ci95).toEqual([0.5, 0.5]);
+    expect(() => summarize([1, Number.NaN], 'eval')).toThrow(/eval: value NaN at position 1/);
+    expect(() => summarize([])).toThrow(/empty/);
+  });
+
+  it('keeps the mean inside [min, max] and inside its own CI', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 50 }),
+        (xs) => {
+          const s = summarize(xs);
+          const tol = 1e-9 * (1 + Math.abs(s.mean));
+          return (
+            s.min - tol <= s.mean &&
+            s.mean <= s.max + tol &&
+            s.ci95[0] <= s.mean + tol &&
+            s.mean - tol <= s.ci95[1]
+          );
+        },
+      ),
+    );
+  });
+});
+
+describe('quantile', () => {
+  it('interpolates linearly like numpy', () => {
+    expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
+    expect(quantile([10, 0, 5], 0.9)).toBeCloseTo(9, 12);
+    expect(quantile([7], 0.99)).toBe(7);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { LabError } from '../core/errors.js';
+import { parseSetPair, resolveConfig } from './options.js';
+import type { OptionTable } from './types.js';
+
+const table: OptionTable = {
+  lr: { schema: z.number().positive(), default: 0.5, help: 'learning rate' },
+  std: { schema: z.enum(['unbiased', 'population', 'none']), default: 'population', help: 'std kind' },
+  updates: { schema: z.number().int().min(1), default: 300, help: 'updates' },
+  tag: { schema: z.enum(['1', '2']), default: '1', help: 'enum of numeric strings' },
+};
+
+function err(f: () => unknown): LabError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof LabError) return e;
+  }
+  throw new Error('expected a LabError');
+}
+
+describe('resolveConfig', () => {
+  it('merges defaults with --set values of the right types', () => {
+    expect(resolveConfig('x', table, ['lr=0.25', 'std=none'])).toEqual({
+      lr: 0.25,
+      std: 'none',
+      updates: 300,
+      tag: '1',
+    });
+  });
+
+  it('matches enum choices that look like numbers', () => {
+    expect(resolveConfig('x', table, ['tag=2']).tag).toBe('2');
+  });
+
+  it('rejects unknown keys naming the key and listing the known ones', () => {
+    const e = err(() => resolveConfig('agent', table, ['learning_rate=1']));
+    expect(e.code).toBe('UNKNOWN_OPTION');
+    expect(e.message).toContain("'learning_rate'");
+    expect(e.message).toContain('lr');
+  });
+
+  it('rejects invalid values naming the key', () => {
+    for (const bad of ['lr=-1', 'updates=2.5', 'std=sample', 'lr=fast']) {
+      const e = err(() => resolveConfig('agent', table, [bad]));
+      expect(e.code).toBe('BAD_OPTION_VALUE');
+      expect(e.message).toContain(bad.split('=')[0]);
+    }
+  });
+
+  it('rejects a --set without key=value', () => {
+    expect(err(() => parseSetPair('lr')).code).toBe('BAD_CLI');
+    expect(err(() => parseSetPair('=3')).code).toBe('BAD_CLI');
+  });
+});

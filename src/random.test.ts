@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { Rng } from './random.js';
+
+const draw = (r: Rng, n: number) => Array.from({ length: n }, () => r.next());
+
+describe('Rng', () => {
+  it('is deterministic per seed and differs across seeds', () => {
+    expect(draw(new Rng(7), 20)).toEqual(draw(new Rng(7), 20));
+    expect(draw(new Rng(7), 20)).not.toEqual(draw(new Rng(8), 20));
+  });
+
+  it('draws uniforms in [0,1) with mean near 1/2', () => {
+    const xs = draw(new Rng(1), 20000);
+    expect(Math.min(...xs)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...xs)).toBeLessThan(1);
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(Math.abs(mean - 0.5)).toBeLessThan(0.01); // sd of the mean is 0.002
+  });
+
+  it('forks independent streams that do not advance the parent', () => {
+    const a = new Rng(7);
+    const before = draw(new Rng(7), 3);
+    const f1 = a.fork('eval');
+    expect(draw(a, 3)).toEqual(before);
+    expect(draw(f1, 5)).toEqual(draw(new Rng(7).fork('eval'), 5));
+    expect(draw(new Rng(7).fork('eval'), 5)).not.toEqual(draw(new Rng(7).fork('train'), 5));
+    expect(draw(new Rng(7).fork('eval'), 5)).not.toEqual(draw(new Rng(8).fork('eval'), 5));
+  });
+
+  it('samples categorical indices with the given weights and int ranges inclusively', () => {
+    const r = new Rng(3);
+    const counts = [0, 0, 0];
+    for (let i = 0; i < 30000; i++) counts[r.categorical([1, 0, 3])]! += 1;
+    expect(counts[1]).toBe(0);
+    expect(Math.abs((counts[2] as number) / 30000 - 0.75)).toBeLessThan(0.02);
+    const ints = new Set(Array.from({ length: 2000 }, () => r.int(-2, 2)));
+    expect([...ints].sort()).toEqual([-1, -2, 0, 1, 2].sort());
+  });
+
+  it('rejects non-integer seeds', () => {
+    expect(() => new Rng(1.5)).toThrow(/seed/);
+  });
+});
