@@ -136,7 +136,7 @@ export function truncateWeights(
         },
       );
     }
-    out[i] = r < cap ? r : cap;
+    out[i] = Math.min(r, cap);
   }
   return out;
 }
