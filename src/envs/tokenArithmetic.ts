@@ -1,0 +1,319 @@
+/**
+ * The token-level variant of the tool-arithmetic environment: a transcript that interleaves tokens
+ * the policy emits with tokens the environment writes, as a multi-turn agent transcript does
+ * (verl's `ToolAgentLoop`: generation turns with `response_mask` 1, tool responses with 0).
+ *
+ * Vocabulary ({@link VOCAB}, 21 tokens). The policy samples from all of them:
+ * - tool actions `read`, `add`, `sub`, `verify`, `submit`, and a no-op `think`;
+ * - observation tokens the environment writes: digits `0`..`9` and `,` `;` `=` `ok` `fix`.
+ *   A policy that emits an observation token is imitating the environment instead of acting: a
+ *   protocol error (`observation_token`) that ends the episode with score 0.
+ *
+ * What the environment appends after each action (each list ends with `;`):
+ * - `read`  -> digits(a) `,` digits(b) `;`                      (operands loaded)
+ * - `add`/`sub` -> digits(result) `;`  — the tool is noisy: with probability `toolErrorRate` the
+ *   result is off by a nonzero offset in [-9, 9] (kept >= 0).
+ * - `verify` -> digits(a) `,` digits(b) `=` digits(held) then `ok`, or `fix` digits(answer); `;`.
+ *   Verification checks the held number against the task and repairs it, so it costs tokens and
+ *   makes a trajectory longer but genuinely better.
+ * - `think` -> nothing (a no-op model token); `submit` ends the episode, score 1 iff the held number
+ *   equals the answer.
+ * Allowed: fresh -> read | think; read -> add | sub | think; computed -> submit | think, and
+ * `verify` once. Anything else is a protocol error named `<action>_at_<stage>` (or
+ * `verify_twice`). The wrong tool (add on a sub task) is not a protocol error: it gives a wrong
+ * number (except when b = 0), which `verify` then repairs.
+ *
+ * Token budget: a transcript holds at most `budget` tokens, model and environment tokens together
+ * (verl's `response_length`). A trajectory that needs a position >= budget before it has submitted is
+ * `truncated` — a status of its own, not a failure — and its transcript is cut at the budget.
+ *
+ * Context: the policy sees only (kind, stage, verified, think bucket) — {@link contextIndex}, 36
+ * contexts with 3 think buckets — so a tabular policy suffices. Every token is recorded with the
+ * context in force when it was written; an environment token is written *after* the action that
+ * caused it changed the state, so it carries the context in which the policy makes its next
+ * decision. Training on an environment token (mask wrongly 1) therefore moves exactly the logits
+ * that the next action is drawn from.
+ */
+import { LabError } from '../core/errors.js';
+import type { Rng } from '../random.js';
+
+export const ACTION_TOKEN_NAMES = ['read', 'add', 'sub', 'verify', 'submit', 'think'] as const;
+export const OBSERVATION_TOKEN_NAMES = [
+  '0',
+  '1',
+  '2',
+  '3',
+  '4',
+  '5',
+  '6',
+  '7',
+  '8',
+  '9',
+  ',',
+  ';',
+  '=',
+  'ok',
+  'fix',
+] as const;
+export const VOCAB: readonly string[] = [...ACTION_TOKEN_NAMES, ...OBSERVATION_TOKEN_NAMES];
+export const VOCAB_SIZE = VOCAB.length;
+/** Action tokens are ids 0..5; every id >= this is an observation token. */
+export const FIRST_OBSERVATION_TOKEN = ACTION_TOKEN_NAMES.length;
+
+export const TOK_READ = 0;
+export const TOK_ADD = 1;
+export const TOK_SUB = 2;
+export const TOK_VERIFY = 3;
+export const TOK_SUBMIT = 4;
+export const TOK_THINK = 5;
+export const TOK_DIGIT0 = 6;
+export const TOK_COMMA = 16;
+export const TOK_END = 17;
+export const TOK_EQUALS = 18;
+export const TOK_OK = 19;
+export const TOK_FIX = 20;
+
+/** Token roles as verl's agent loop distinguishes them; padding exists only in packed batches. */
+export const ROLE_PAD = 0;
+export const ROLE_MODEL = 1;
+export const ROLE_ENV = 2;
+export type TokenRole = typeof ROLE_PAD | typeof ROLE_MODEL | typeof ROLE_ENV;
+
+export const STAGE_NAMES = ['fresh', 'read', 'computed'] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+export type TaskKindName = 'add' | 'sub';
+
+export interface TokenTask {
+  kind: TaskKindName;
+  a: number;
+  b: number;
+  answer: number;
+}
+
+export interface TokenEnvOptions {
+  /** Maximum transcript length in tokens (model + environment), as verl's `response_length`. */
+  budget: number;
+  /** Probability that `add`/`sub` returns a wrong number. */
+  toolErrorRate: number;
+  /** Think-count buckets in the context: counts 0..thinkBuckets-2, then ">= thinkBuckets-1". */
+  thinkBuckets: number;
+}
+
+export const TOKEN_ENV_DEFAULTS: TokenEnvOptions = { budget: 48, toolErrorRate: 0.3, thinkBuckets: 3 };
+
+export function isObservationToken(token: number): boolean {
+  return token >= FIRST_OBSERVATION_TOKEN;
+}
+
+/** Number of distinct contexts: 2 kinds x 3 stages x 2 verified flags x thinkBuckets. */
+export function contextCount(thinkBuckets: number): number {
+  return 2 * 3 * 2 * thinkBuckets;
+}
+
+/** Context id = ((kind * 3 + stage) * 2 + verified) * thinkBuckets + bucket. */
+export function contextIndex(
+  kind: TaskKindName,
+  stage: number,
+  verified: boolean,
+  thinkCount: number,
+  thinkBuckets: number,
+): number {
+  const bucket = Math.min(thinkCount, thinkBuckets - 1);
+  return (((kind === 'add' ? 0 : 1) * 3 + stage) * 2 + (verified ? 1 : 0)) * thinkBuckets + bucket;
+}
+
+/** Human-readable name of a context id, e.g. `add/computed/verified/think>=2`. */
+export function describeContext(context: number, thinkBuckets: number): string {
+  const bucket = context % thinkBuckets;
+  const rest = Math.floor(context / thinkBuckets);
+  const verified = rest % 2 === 1;
+  const stage = Math.floor(rest / 2) % 3;
+  const kind = Math.floor(rest / 6) === 0 ? 'add' : 'sub';
+  const think = bucket === thinkBuckets - 1 ? `think>=${bucket}` : `think=${bucket}`;
+  return `${kind}/${STAGE_NAMES[stage]}/${verified ? 'verified' : 'unverified'}/${think}`;
+}
+
+/** Draws a task: kind add or sub with probability 1/2, operands uniform in [0, maxOperand], a >= b for sub. */
+export function sampleTokenTask(rng: Rng, maxOperand = 99): TokenTask {
+  if (!Number.isInteger(maxOperand) || maxOperand < 0) {
+    throw new LabError('BAD_ARGUMENT', `maxOperand: expected a non-negative integer, got ${maxOperand}`, {
+      details: { field: 'maxOperand', value: maxOperand },
+    });
+  }
+  const kind: TaskKindName = rng.next() < 0.5 ? 'add' : 'sub';
+  let a = rng.int(0, maxOperand);
+  let b = rng.int(0, maxOperand);
+  if (kind === 'sub' && a < b) [a, b] = [b, a];
+  return { kind, a, b, answer: kind === 'add' ? a + b : a - b };
+}
+
+/** The decimal digits of a non-negative integer as observation tokens. */
+export function digitTokens(n: number): number[] {
+  return String(n)
+    .split('')
+    .map((c) => TOK_DIGIT0 + Number(c));
+}
+
+export type EpisodeStatus = 'success' | 'wrong_answer' | 'protocol_error' | 'truncated';
+
+export interface TokenEpisode {
+  task: TokenTask;
+  /** Token ids in transcript order, model and environment interleaved; length <= budget. */
+  tokens: number[];
+  /** The context id in force when each token was written. */
+  contexts: number[];
+  /** ROLE_MODEL or ROLE_ENV per token. */
+  roles: TokenRole[];
+  status: EpisodeStatus;
+  /** 1 for a correct submission, else 0 (truncated, protocol error and wrong answer all score 0). */
+  score: number;
+  /** Protocol error name (`observation_token`, `submit_at_read`, ...) or null. */
+  errorKind: string | null;
+  modelTokens: number;
+  envTokens: number;
+  thinkTokens: number;
+  /** Whether `verify` was executed (its output may have been cut by the budget). */
+  verified: boolean;
+  /** Whether a compute tool returned a wrong number in this episode. */
+  toolWasWrong: boolean;
+}
+
+/** Picks the next model token given the context id (the policy, with its own random stream). */
+export type ChooseToken = (context: number) => number;
+
+function checkEnvOptions(o: TokenEnvOptions): void {
+  if (!Number.isInteger(o.budget) || o.budget < 1) {
+    throw new LabError('BAD_ARGUMENT', `budget: expected a positive integer, got ${o.budget}`, {
+      details: { field: 'budget', value: o.budget },
+    });
+  }
+  if (!(o.toolErrorRate >= 0 && o.toolErrorRate <= 1)) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `toolErrorRate: expected a probability in [0, 1], got ${o.toolErrorRate}`,
+      {
+        details: { field: 'toolErrorRate', value: o.toolErrorRate },
+      },
+    );
+  }
+  if (!Number.isInteger(o.thinkBuckets) || o.thinkBuckets < 1) {
+    throw new LabError('BAD_ARGUMENT', `thinkBuckets: expected a positive integer, got ${o.thinkBuckets}`, {
+      details: { field: 'thinkBuckets', value: o.thinkBuckets },
+    });
+  }
+}
+
+/**
+ * Runs one episode: asks `choose` for a model token in the current context, appends it, lets the
+ * environment append its tokens, until submit, a protocol error, or the budget. `noiseRng` drives
+ * the compute tools' errors (one draw per compute call, two when the result is wrong).
+ */
+export function runTokenEpisode(
+  task: TokenTask,
+  choose: ChooseToken,
+  noiseRng: Rng,
+  options: Partial<TokenEnvOptions> = {},
+): TokenEpisode {
+  const o: TokenEnvOptions = { ...TOKEN_ENV_DEFAULTS, ...options };
+  checkEnvOptions(o);
+  const tokens: number[] = [];
+  const contexts: number[] = [];
+  const roles: TokenRole[] = [];
+  let stage = 0;
+  let verified = false;
+  let thinkCount = 0;
+  let held = -1;
+  let toolWasWrong = false;
+  let modelTokens = 0;
+  let envTokens = 0;
+  const context = () => contextIndex(task.kind, stage, verified, thinkCount, o.thinkBuckets);
+  const finish = (status: EpisodeStatus, errorKind: string | null): TokenEpisode => ({
+    task,
+    tokens,
+    contexts,
+    roles,
+    status,
+    score: status === 'success' ? 1 : 0,
+    errorKind,
+    modelTokens,
+    envTokens,
+    thinkTokens: thinkCount,
+    verified,
+    toolWasWrong,
+  });
+  /** Appends environment tokens in the (already updated) context; false when the budget cuts them. */
+  const writeEnv = (out: number[]): boolean => {
+    const ctx = context();
+    for (const tok of out) {
+      if (tokens.length >= o.budget) return false;
+      tokens.push(tok);
+      contexts.push(ctx);
+      roles.push(ROLE_ENV);
+      envTokens++;
+    }
+    return true;
+  };
+
+  for (;;) {
+    if (tokens.length >= o.budget) return finish('truncated', null);
+    const ctx = context();
+    const tok = choose(ctx);
+    if (!Number.isInteger(tok) || tok < 0 || tok >= VOCAB_SIZE) {
+      throw new LabError('BAD_ARGUMENT', `choose: returned token ${tok} at position ${tokens.length}`, {
+        details: { field: 'token', token: tokens.length, value: tok },
+      });
+    }
+    tokens.push(tok);
+    contexts.push(ctx);
+    roles.push(ROLE_MODEL);
+    modelTokens++;
+    if (isObservationToken(tok)) return finish('protocol_error', 'observation_token');
+    const stageName = STAGE_NAMES[stage] as StageName;
+    const actionName = ACTION_TOKEN_NAMES[tok] as string;
+    if (tok === TOK_THINK) {
+      thinkCount++;
+      continue;
+    }
+    if (tok === TOK_READ && stage === 0) {
+      stage = 1;
+      if (!writeEnv([...digitTokens(task.a), TOK_COMMA, ...digitTokens(task.b), TOK_END])) {
+        return finish('truncated', null);
+      }
+      continue;
+    }
+    if ((tok === TOK_ADD || tok === TOK_SUB) && stage === 1) {
+      const exact = tok === TOK_ADD ? task.a + task.b : task.a - task.b;
+      let result = exact;
+      if (noiseRng.next() < o.toolErrorRate) {
+        const offset = noiseRng.int(1, 9) * (noiseRng.next() < 0.5 ? -1 : 1);
+        result = exact + offset < 0 ? exact - offset : exact + offset;
+        toolWasWrong = true;
+      }
+      // A sub tool applied to an add task can go negative; the tool writes its magnitude.
+      held = Math.abs(result);
+      stage = 2;
+      if (!writeEnv([...digitTokens(held), TOK_END])) return finish('truncated', null);
+      continue;
+    }
+    if (tok === TOK_VERIFY && stage === 2) {
+      if (verified) return finish('protocol_error', 'verify_twice');
+      const before = held;
+      held = task.answer;
+      verified = true;
+      const check = before === task.answer ? [TOK_OK] : [TOK_FIX, ...digitTokens(task.answer)];
+      const out = [
+        ...digitTokens(task.a),
+        TOK_COMMA,
+        ...digitTokens(task.b),
+        TOK_EQUALS,
+        ...digitTokens(before),
+      ];
+      if (!writeEnv([...out, ...check, TOK_END])) return finish('truncated', null);
+      continue;
+    }
+    if (tok === TOK_SUBMIT && stage === 2) {
+      return finish(held === task.answer ? 'success' : 'wrong_answer', null);
+    }
+    return finish('protocol_error', `${actionName}_at_${stageName}`);
+  }
+}
