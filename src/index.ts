@@ -7,3 +7,5 @@ export * from './core/errors.js';
 export * from './core/stats.js';
 export { Rng } from './random.js';
 export type * from './experiments/types.js';
+export * from './core/aggLoss.js';
+export * from './core/policyLoss.js';

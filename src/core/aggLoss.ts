@@ -1,0 +1,405 @@
+/**
+ * verl `agg_loss` (verl/trainer/ppo/core_algos.py): a per-token loss matrix `[B,T]` to one scalar,
+ * in verl's four `loss_agg_mode`s, with the exact denominators (spec §4), plus the denominator on
+ * its own (`aggLossDenominator`) and the gradient `dL/dx` (`aggLossGrad`).
+ *
+ * With `x = lossMat`, `m = lossMask`, `n_b = Σ_t m[b,t]`, `valid_b = [n_b > 0]`, `dp = dpSize`:
+ *
+ * | mode | L | denominator D (L = numerator / D) |
+ * |---|---|---|
+ * | token-mean | `Σ_{b,t} x·m / N · dp` | `N / dp`, `N = batchNumTokens ?? Σ m` |
+ * | seq-mean-token-sum | `Σ_b valid_b·Σ_t x·m / G · dp` | `G / dp`, `G = globalBatchSize ?? Σ_b valid_b` |
+ * | seq-mean-token-mean | `Σ_b valid_b·(Σ_t x·m)/(n_b + 1e-8) / G · dp` | `G / dp` |
+ * | seq-mean-token-sum-norm | `Σ_{b,t} x·m / F` | `F = lossScaleFactor ?? T` (dp, G, N ignored) |
+ *
+ * verl multiplies by `dp_size` because the data-parallel all-reduce afterwards *averages* the
+ * gradients of the dp ranks; with `batch_num_tokens` / `global_batch_size` set to global counts the
+ * averaged result is the global token/sequence mean.
+ *
+ * Degenerate input: verl returns NaN (0/0) for an all-zero mask under token-mean and the seq-mean
+ * modes; the lab throws `LabError('EMPTY_MASK')`. An unknown mode is `UNKNOWN_MODE` (verl:
+ * ValueError). Non-finite loss values are `NON_FINITE` where the mask is 1; at masked positions
+ * token-mean ignores them (as verl, which zeroes masked positions first) while the other modes
+ * throw `NON_FINITE`, because verl's plain product `x·m` turns them into a NaN loss (a fully
+ * masked row is left out of the seq-mean modes, so its padding may hold anything).
+ */
+import {
+  checkFiniteWhereMasked,
+  checkLength,
+  checkMask,
+  checkShape,
+  type FloatArray,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
+import { LabError } from './errors.js';
+
+export type LossAggMode =
+  | 'token-mean'
+  | 'seq-mean-token-sum'
+  | 'seq-mean-token-mean'
+  | 'seq-mean-token-sum-norm';
+
+export const LOSS_AGG_MODES: readonly LossAggMode[] = [
+  'token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum-norm',
+];
+
+/**
+ * verl's `global_batch_info` (splatted into agg_loss by the policy losses). `null` or absent means
+ * "use the micro-batch statistic", as verl's `None`.
+ */
+export interface AggOptions {
+  /** Data-parallel world size; the loss is multiplied by it (token-mean, seq-mean-*). Default 1. */
+  dpSize?: number;
+  /** Valid tokens of the global batch (token-mean denominator). Default: Σ mask of this batch. */
+  batchNumTokens?: number | null;
+  /** Sequences of the global batch (seq-mean-* denominator). Default: rows with ≥ 1 valid token. */
+  globalBatchSize?: number | null;
+  /** seq-mean-token-sum-norm divisor. Default: T (`loss_mask.shape[-1]`). */
+  lossScaleFactor?: number | null;
+}
+
+/** verl's `1e-8` in the per-row token mean of seq-mean-token-mean (`Σ_t m + 1e-8`). */
+export const SEQ_TOKEN_MEAN_EPS = 1e-8;
+
+/** The denominator aggLoss divides by, and what it counts. */
+export interface AggDenominator {
+  mode: LossAggMode;
+  /** `L = numerator / denominator` (numerator: Σ x·m, or the sum of per-row sums / row means). */
+  denominator: number;
+  /** The formula, in verl's argument names, e.g. `'sum(mask) / dp_size'`. */
+  formula: string;
+  /** Σ mask. */
+  validTokens: number;
+  /** Rows with at least one valid token. */
+  validRows: number;
+}
+
+/** Throws UNKNOWN_MODE unless `mode` is one of verl's four names. */
+export function checkAggMode(mode: unknown, field = 'loss_agg_mode'): asserts mode is LossAggMode {
+  if (!(LOSS_AGG_MODES as readonly unknown[]).includes(mode)) {
+    throw new LabError(
+      'UNKNOWN_MODE',
+      `${field}: invalid loss_agg_mode ${JSON.stringify(mode)}; expected one of ${LOSS_AGG_MODES.join(', ')}`,
+      { details: { field, value: mode } },
+    );
+  }
+}
+
+interface ResolvedAgg {
+  dp: number;
+  batchNumTokens: number | null;
+  globalBatchSize: number | null;
+  lossScaleFactor: number | null;
+}
+
+function positiveOrNull(v: number | null | undefined, field: string): number | null {
+  if (v === null || v === undefined) return null;
+  if (!Number.isFinite(v) || v <= 0) {
+    throw new LabError('BAD_ARGUMENT', `${field}: must be a positive finite number or null, got ${v}`, {
+      details: { field, value: v },
+    });
+  }
+  return v;
+}
+
+/** Validates and resolves the global batch info once (used by every loss that aggregates). */
+export function resolveAggOptions(options: AggOptions = {}): ResolvedAgg {
+  const dp = options.dpSize ?? 1;
+  if (!Number.isInteger(dp) || dp <= 0) {
+    throw new LabError('BAD_ARGUMENT', `dp_size: must be a positive integer, got ${dp}`, {
+      details: { field: 'dp_size', value: dp },
+    });
+  }
+  return {
+    dp,
+    batchNumTokens: positiveOrNull(options.batchNumTokens, 'batch_num_tokens'),
+    globalBatchSize: positiveOrNull(options.globalBatchSize, 'global_batch_size'),
+    lossScaleFactor: positiveOrNull(options.lossScaleFactor, 'loss_scale_factor'),
+  };
+}
+
+/**
+ * Per-batch sums from which every mode's value follows (one pass over the rows). Kernels that fuse
+ * aggregation into their own token loop fill this and call {@link finishAgg}.
+ */
+export interface AggSums {
+  /** Σ_b Σ_t x·m over all rows. */
+  sumAll: number;
+  /** Σ_b valid_b · Σ_t x·m. */
+  sumValidRows: number;
+  /** Σ_b valid_b · Σ_t x·m / (n_b + 1e-8). */
+  sumRowMeans: number;
+  validTokens: number;
+  validRows: number;
+}
+
+function denominatorOf(
+  mode: LossAggMode,
+  r: ResolvedAgg,
+  validTokens: number,
+  validRows: number,
+  cols: number,
+): AggDenominator {
+  const dpText = r.dp === 1 ? '' : ' / dp_size';
+  switch (mode) {
+    case 'token-mean': {
+      const n = r.batchNumTokens ?? validTokens;
+      return {
+        mode,
+        denominator: n / r.dp,
+        formula: `${r.batchNumTokens === null ? 'sum(mask)' : 'batch_num_tokens'}${dpText}`,
+        validTokens,
+        validRows,
+      };
+    }
+    case 'seq-mean-token-sum':
+    case 'seq-mean-token-mean': {
+      const g = r.globalBatchSize ?? validRows;
+      return {
+        mode,
+        denominator: g / r.dp,
+        formula: `${r.globalBatchSize === null ? 'count(rows with sum(mask) > 0)' : 'global_batch_size'}${dpText}`,
+        validTokens,
+        validRows,
+      };
+    }
+    case 'seq-mean-token-sum-norm':
+      return {
+        mode,
+        denominator: r.lossScaleFactor ?? cols,
+        formula: r.lossScaleFactor === null ? 'T (loss_mask.shape[-1])' : 'loss_scale_factor',
+        validTokens,
+        validRows,
+      };
+  }
+}
+
+/** Final division of {@link AggSums}; EMPTY_MASK where verl divides 0 by 0. */
+export function finishAgg(
+  mode: LossAggMode,
+  r: ResolvedAgg,
+  s: AggSums,
+  cols: number,
+  field = 'loss_mask',
+): number {
+  const d = denominatorOf(mode, r, s.validTokens, s.validRows, cols);
+  if (d.denominator === 0) {
+    throw new LabError(
+      'EMPTY_MASK',
+      `${field}: all-zero mask under ${mode}: the denominator ${d.formula} is 0 (verl returns NaN)`,
+      { details: { field, mode } },
+    );
+  }
+  const numerator =
+    mode === 'seq-mean-token-sum'
+      ? s.sumValidRows
+      : mode === 'seq-mean-token-mean'
+        ? s.sumRowMeans
+        : s.sumAll;
+  return numerator / d.denominator;
+}
+
+/** Number of valid tokens and valid rows; validates the mask (one pass). */
+function countMask(mask: MaskArray, rows: number, cols: number): { validTokens: number; validRows: number } {
+  let validTokens = 0;
+  let validRows = 0;
+  let bad = 0;
+  for (let b = 0; b < rows; b++) {
+    let n = 0;
+    const base = b * cols;
+    for (let t = 0; t < cols; t++) {
+      const m = mask[base + t] as number;
+      n += m;
+      bad += Math.abs(m * m - m);
+    }
+    validTokens += n;
+    if (n > 0) validRows++;
+  }
+  if (bad !== 0) checkMask(mask, cols, 'loss_mask');
+  return { validTokens, validRows };
+}
+
+function checkMatrix(lossMat: FloatArray, lossMask: MaskArray, shape: Shape2): string {
+  checkShape(shape);
+  const shapeText = `[${shape.rows},${shape.cols}]`;
+  const n = shape.rows * shape.cols;
+  checkLength(lossMat, n, 'loss_mat', shapeText);
+  checkLength(lossMask, n, 'loss_mask', shapeText);
+  return shapeText;
+}
+
+/**
+ * Slow path after the fast loop met a non-finite value: names it (NON_FINITE), or, for token-mean,
+ * recomputes ignoring masked positions as verl does.
+ */
+function aggSlow(
+  lossMat: FloatArray,
+  lossMask: MaskArray,
+  rows: number,
+  cols: number,
+  mode: LossAggMode,
+  field: string,
+): AggSums {
+  checkFiniteWhereMasked(lossMat, lossMask, cols, field);
+  const s: AggSums = { sumAll: 0, sumValidRows: 0, sumRowMeans: 0, validTokens: 0, validRows: 0 };
+  for (let b = 0; b < rows; b++) {
+    let sum = 0;
+    let n = 0;
+    const base = b * cols;
+    for (let t = 0; t < cols; t++) {
+      const m = lossMask[base + t] as number;
+      n += m;
+      if (m !== 0) sum += lossMat[base + t] as number;
+    }
+    const rowValid = n > 0;
+    if (mode !== 'token-mean' && (rowValid || mode === 'seq-mean-token-sum-norm')) {
+      for (let t = 0; t < cols; t++) {
+        const v = lossMat[base + t] as number;
+        if (!Number.isFinite(v)) {
+          throw new LabError(
+            'NON_FINITE',
+            `${field}: value ${v} at row ${b}, token ${t} (mask 0) makes the ${mode} loss NaN in verl (it multiplies loss by mask; only token-mean ignores masked values)`,
+            { details: { field, row: b, token: t, value: v, mode } },
+          );
+        }
+      }
+    }
+    s.sumAll += sum;
+    s.validTokens += n;
+    if (rowValid) {
+      s.validRows++;
+      s.sumValidRows += sum;
+      s.sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
+    }
+  }
+  return s;
+}
+
+/**
+ * Row sums of `x·m` for all modes in one pass (float64 accumulation); NaN propagates through the
+ * plain product exactly as in verl's seq-mean modes, and a non-finite total sends the caller to the
+ * slow path.
+ */
+function aggSums(
+  lossMat: FloatArray,
+  lossMask: MaskArray,
+  rows: number,
+  cols: number,
+): { sums: AggSums; badMask: number } {
+  let sumAll = 0;
+  let sumValidRows = 0;
+  let sumRowMeans = 0;
+  let validTokens = 0;
+  let validRows = 0;
+  let bad = 0;
+  for (let b = 0; b < rows; b++) {
+    let sum = 0;
+    let n = 0;
+    const base = b * cols;
+    const end = base + cols;
+    for (let i = base; i < end; i++) {
+      const m = lossMask[i] as number;
+      sum += (lossMat[i] as number) * m;
+      n += m;
+      bad += Math.abs(m * m - m);
+    }
+    sumAll += sum;
+    validTokens += n;
+    if (n > 0) {
+      validRows++;
+      sumValidRows += sum;
+      sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
+    }
+  }
+  return { sums: { sumAll, sumValidRows, sumRowMeans, validTokens, validRows }, badMask: bad };
+}
+
+/**
+ * verl `agg_loss(loss_mat, loss_mask, loss_agg_mode, dp_size, batch_num_tokens, global_batch_size,
+ * loss_scale_factor)`. Shapes: `lossMat`, `lossMask` `[B,T]` row-major. Formulas in the file header.
+ * Throws EMPTY_MASK (verl: NaN), UNKNOWN_MODE (verl: ValueError), BAD_MASK, NON_FINITE,
+ * SHAPE_MISMATCH, BAD_ARGUMENT (dp_size not a positive integer, non-positive counts).
+ */
+export function aggLoss(
+  lossMat: FloatArray,
+  lossMask: MaskArray,
+  shape: Shape2,
+  mode: LossAggMode,
+  options: AggOptions = {},
+): number {
+  checkMatrix(lossMat, lossMask, shape);
+  checkAggMode(mode);
+  const r = resolveAggOptions(options);
+  const { rows, cols } = shape;
+  let { sums, badMask } = aggSums(lossMat, lossMask, rows, cols);
+  if (badMask !== 0) checkMask(lossMask, cols, 'loss_mask');
+  const value =
+    mode === 'seq-mean-token-sum'
+      ? sums.sumValidRows
+      : mode === 'seq-mean-token-mean'
+        ? sums.sumRowMeans
+        : sums.sumAll;
+  if (!Number.isFinite(value) || (mode === 'token-mean' && !Number.isFinite(sums.sumAll))) {
+    sums = aggSlow(lossMat, lossMask, rows, cols, mode, 'loss_mat');
+  }
+  return finishAgg(mode, r, sums, cols);
+}
+
+/**
+ * The denominator `D` of {@link aggLoss} (`L = numerator / D`) with its formula in verl's names,
+ * the valid token count and the valid row count. Does not throw on an all-zero mask (D is then 0).
+ */
+export function aggLossDenominator(
+  lossMask: MaskArray,
+  shape: Shape2,
+  mode: LossAggMode,
+  options: AggOptions = {},
+): AggDenominator {
+  checkShape(shape);
+  checkLength(lossMask, shape.rows * shape.cols, 'loss_mask', `[${shape.rows},${shape.cols}]`);
+  checkAggMode(mode);
+  const r = resolveAggOptions(options);
+  const { validTokens, validRows } = countMask(lossMask, shape.rows, shape.cols);
+  return denominatorOf(mode, r, validTokens, validRows, shape.cols);
+}
+
+/**
+ * `∂L/∂lossMat[b,t]` of {@link aggLoss}, `[B,T]` float64 (aggLoss is linear in `lossMat`):
+ * token-mean `m·dp/N`; seq-mean-token-sum `m·dp/G`; seq-mean-token-mean `m·dp/((n_b + 1e-8)·G)`;
+ * seq-mean-token-sum-norm `m/F`. Zero where the mask is 0. EMPTY_MASK where aggLoss throws it.
+ */
+export function aggLossGrad(
+  lossMask: MaskArray,
+  shape: Shape2,
+  mode: LossAggMode,
+  options: AggOptions = {},
+): Float64Array {
+  const d = aggLossDenominator(lossMask, shape, mode, options);
+  if (d.denominator === 0) {
+    throw new LabError(
+      'EMPTY_MASK',
+      `loss_mask: all-zero mask under ${mode}: the denominator ${d.formula} is 0`,
+      {
+        details: { field: 'loss_mask', mode },
+      },
+    );
+  }
+  const { rows, cols } = shape;
+  const grad = new Float64Array(rows * cols);
+  const scale = 1 / d.denominator;
+  for (let b = 0; b < rows; b++) {
+    const base = b * cols;
+    let rowScale = scale;
+    if (mode === 'seq-mean-token-mean') {
+      let n = 0;
+      for (let t = 0; t < cols; t++) n += lossMask[base + t] as number;
+      rowScale = scale / (n + SEQ_TOKEN_MEAN_EPS);
+    }
+    for (let t = 0; t < cols; t++) grad[base + t] = (lossMask[base + t] as number) * rowScale;
+  }
+  return grad;
+}

@@ -1,0 +1,146 @@
+/**
+ * Conformance adapters of the loss-side kernels: golden `fn` name -> lab kernel, outputs keyed like
+ * verl's (see test/golden/verl-core-algos.json). Thin: convert nested lists to typed arrays, map
+ * verl's config names onto the lab's options, reshape the result.
+ */
+import { type AggOptions, aggLoss, type LossAggMode } from '../aggLoss.js';
+import type { Shape2 } from '../batch.js';
+import { LabError } from '../errors.js';
+import { policyLossVanilla, type VanillaLossOptions } from '../policyLoss.js';
+import type { AdapterTable, GoldenCase } from './types.js';
+
+/** A nested list `[B][T]` as a row-major Float32Array plus its shape. */
+export function matrix(v: unknown, field: string): { data: Float32Array; shape: Shape2 } {
+  if (!Array.isArray(v) || v.length === 0 || !Array.isArray(v[0])) {
+    throw new LabError('PARSE_ERROR', `${field}: expected a non-empty [B][T] list`, { details: { field } });
+  }
+  const rows = v.length;
+  const cols = (v[0] as unknown[]).length;
+  const data = new Float32Array(rows * cols);
+  v.forEach((row: unknown, b) => {
+    if (!Array.isArray(row) || row.length !== cols) {
+      throw new LabError('PARSE_ERROR', `${field}: row ${b} is not a list of ${cols} numbers`, {
+        details: { field, row: b },
+      });
+    }
+    row.forEach((x: unknown, t) => {
+      data[b * cols + t] = typeof x === 'number' ? x : Number(x);
+    });
+  });
+  return { data, shape: { rows, cols } };
+}
+
+/** Row-major data back to a nested list; `null` where `mask` is 0 (the golden derived losses). */
+export function nested(
+  data: ArrayLike<number>,
+  shape: Shape2,
+  mask?: ArrayLike<number>,
+): (number | null)[][] {
+  const out: (number | null)[][] = [];
+  for (let b = 0; b < shape.rows; b++) {
+    const row: (number | null)[] = [];
+    for (let t = 0; t < shape.cols; t++) {
+      const i = b * shape.cols + t;
+      row.push(mask && mask[i] === 0 ? null : (data[i] as number));
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' ? v : null;
+}
+
+/** verl's `global_batch_info` dict (or agg_loss keyword args) as AggOptions. */
+export function aggOptionsFrom(info: Record<string, unknown> | undefined): AggOptions {
+  if (!info) return {};
+  const o: AggOptions = {
+    batchNumTokens: num(info.batch_num_tokens),
+    globalBatchSize: num(info.global_batch_size),
+    lossScaleFactor: num(info.loss_scale_factor),
+  };
+  const dp = num(info.dp_size);
+  if (dp !== null) o.dpSize = dp;
+  return o;
+}
+
+type ActorConfig = Record<string, unknown>;
+
+/** Clip options from a golden `actor_config` (unset fields keep verl's defaults). */
+function clipOptionsFrom(ac: ActorConfig): VanillaLossOptions {
+  const o: VanillaLossOptions = {};
+  if (typeof ac.clip_ratio === 'number') o.clipRatio = ac.clip_ratio;
+  if ('clip_ratio_low' in ac) o.clipRatioLow = num(ac.clip_ratio_low);
+  if ('clip_ratio_high' in ac) o.clipRatioHigh = num(ac.clip_ratio_high);
+  if (typeof ac.clip_ratio_c === 'number') o.clipRatioC = ac.clip_ratio_c;
+  return o;
+}
+
+/** The four standard inputs of every policy loss. */
+function policyInputs(inputs: Record<string, unknown>) {
+  const old = matrix(inputs.old_log_prob, 'old_log_prob');
+  const lp = matrix(inputs.log_prob, 'log_prob');
+  const adv = matrix(inputs.advantages, 'advantages');
+  const mask = matrix(inputs.response_mask, 'response_mask');
+  return { old: old.data, lp: lp.data, adv: adv.data, mask: mask.data, shape: old.shape };
+}
+
+function vanillaRun(inputs: Record<string, unknown>, config: Record<string, unknown>, c: GoldenCase) {
+  const ac = (config.actor_config ?? {}) as ActorConfig;
+  const { old, lp, adv, mask, shape } = policyInputs(inputs);
+  const options: VanillaLossOptions = {
+    ...clipOptionsFrom(ac),
+    lossAggMode: config.loss_agg_mode as LossAggMode,
+    agg: aggOptionsFrom(ac.global_batch_info as Record<string, unknown> | undefined),
+  };
+  if (config.rollout_is_weights)
+    options.rolloutIsWeights = matrix(inputs.rollout_is_weights, 'rollout_is_weights').data;
+  const r = policyLossVanilla(old, lp, adv, mask, shape, options);
+  const out: Record<string, unknown> = {
+    pg_loss: r.loss,
+    pg_metrics: {
+      'actor/pg_clipfrac': r.metrics.pg_clipfrac,
+      'actor/ppo_kl': r.metrics.ppo_kl,
+      'actor/pg_clipfrac_lower': r.metrics.pg_clipfrac_lower,
+    },
+  };
+  if (c.outputs && typeof c.outputs === 'object' && 'derived_per_token_pg_losses' in c.outputs) {
+    out.derived_per_token_pg_losses = nested(r.perTokenLoss, shape, mask);
+  }
+  return out;
+}
+
+export const lossAdapters: AdapterTable = {
+  agg_loss: {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const x = matrix(inputs.loss_mat, 'loss_mat');
+      const m = matrix(inputs.loss_mask, 'loss_mask');
+      return {
+        loss: aggLoss(x.data, m.data, x.shape, args.loss_agg_mode as LossAggMode, aggOptionsFrom(args)),
+      };
+    },
+  },
+  compute_policy_loss_vanilla: { run: vanillaRun },
+  'compute_policy_loss (deprecated)': {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const { old, lp, adv, mask, shape } = policyInputs(inputs);
+      const options: VanillaLossOptions = {
+        clipRatio: args.cliprange as number,
+        clipRatioLow: num(args.cliprange_low),
+        clipRatioHigh: num(args.cliprange_high),
+        lossAggMode: (args.loss_agg_mode ?? 'token-mean') as LossAggMode,
+      };
+      if (typeof args.clip_ratio_c === 'number') options.clipRatioC = args.clip_ratio_c;
+      const r = policyLossVanilla(old, lp, adv, mask, shape, options);
+      return {
+        pg_loss: r.loss,
+        pg_clipfrac: r.metrics.pg_clipfrac,
+        ppo_kl: r.metrics.ppo_kl,
+        pg_clipfrac_lower: r.metrics.pg_clipfrac_lower,
+      };
+    },
+  },
+};

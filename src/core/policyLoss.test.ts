@@ -1,0 +1,284 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LOSS_AGG_MODES } from './aggLoss.js';
+import { LabError } from './errors.js';
+import { policyLossVanilla, policyLossVanillaGrad, type VanillaLossOptions } from './policyLoss.js';
+
+function expectLabError(fn: () => unknown, code: string, ...parts: string[]): void {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(LabError);
+    expect((e as LabError).code).toBe(code);
+    for (const p of parts) expect((e as LabError).message).toContain(p);
+    return;
+  }
+  throw new Error('expected a LabError');
+}
+
+/** One token per case: old = 0, lp = log(r). */
+function single(r: number, a: number, options: VanillaLossOptions = {}) {
+  return policyLossVanilla(
+    Float64Array.of(0),
+    Float64Array.of(Math.log(r)),
+    Float64Array.of(a),
+    Uint8Array.of(1),
+    { rows: 1, cols: 1 },
+    options,
+  );
+}
+
+describe('policyLossVanilla: the clipped surrogate token by token', () => {
+  it('A > 0: unclipped inside the range, capped at 1 + eps_high above it, not floored below', () => {
+    expect(single(1.1, 2).loss).toBeCloseTo(-2.2, 12);
+    expect(single(1.1, 2).metrics.pg_clipfrac).toBe(0);
+    expect(single(1.5, 2).loss).toBeCloseTo(-2 * 1.2, 12);
+    expect(single(1.5, 2).metrics.pg_clipfrac).toBeCloseTo(1, 7);
+    expect(single(0.5, 2).loss).toBeCloseTo(-1, 12); // min(r, clip(r)) = r: pessimistic side
+    expect(single(0.5, 2).metrics.pg_clipfrac).toBe(0);
+  });
+  it('A < 0: floored at 1 - eps_low below, unclipped above, dual-clipped at c', () => {
+    expect(single(0.5, -1).loss).toBeCloseTo(0.8, 12);
+    expect(single(0.5, -1).metrics.pg_clipfrac).toBeCloseTo(1, 7);
+    expect(single(2.5, -1).loss).toBeCloseTo(2.5, 12);
+    expect(single(2.5, -1).metrics.pg_clipfrac_lower).toBe(0);
+    const dual = single(4, -1);
+    expect(dual.loss).toBeCloseTo(3, 12);
+    expect(dual.metrics.pg_clipfrac_lower).toBeCloseTo(1, 7);
+    expect(single(4, -1, { clipRatioC: 10 }).loss).toBeCloseTo(4, 12);
+  });
+  it('asymmetric clip and the null fallback', () => {
+    expect(single(1.5, 1, { clipRatioLow: 0.2, clipRatioHigh: 0.28 }).loss).toBeCloseTo(-1.28, 12);
+    expect(single(0.5, -1, { clipRatioLow: 0.1, clipRatioHigh: 0.28 }).loss).toBeCloseTo(0.9, 12);
+    expect(single(1.5, 1, { clipRatio: 0.3 }).loss).toBeCloseTo(-1.3, 12);
+    expect(single(1.5, 1, { clipRatio: 0.3, clipRatioHigh: 0.1 }).loss).toBeCloseTo(-1.1, 12);
+  });
+  it('the log-ratio is clamped to ±20 before exp, and ppo_kl uses the clamped value', () => {
+    const r = policyLossVanilla(
+      Float64Array.of(0, 0),
+      Float64Array.of(25, -25),
+      Float64Array.of(-1, 1),
+      Uint8Array.of(1, 1),
+      { rows: 1, cols: 2 },
+      { clipRatioC: 1e12 },
+    );
+    expect(r.perTokenLoss[0]).toBeCloseTo(Math.fround(Math.exp(20)), 0);
+    expect(r.perTokenLoss[1]).toBeCloseTo(-Math.exp(-20), 12);
+    expect(r.metrics.ppo_kl).toBeCloseTo((-20 + 20) / 2, 12);
+  });
+  it('A = 0 gives loss 0; r == 1 gives -mean(A), no clipping, ppo_kl 0', () => {
+    expect(single(3, 0).loss).toBe(0);
+    const lp = Float64Array.of(-1, -2, -3, -4);
+    const r = policyLossVanilla(lp, lp, Float64Array.of(1, -2, 3, 100), Uint8Array.of(1, 1, 1, 0), {
+      rows: 2,
+      cols: 2,
+    });
+    expect(r.loss).toBeCloseTo(-(1 - 2 + 3) / 3, 12);
+    expect(r.metrics).toEqual({ pg_clipfrac: 0, ppo_kl: 0, pg_clipfrac_lower: 0 });
+  });
+  it('IS weights scale the per-token loss after clipping and leave metrics unchanged', () => {
+    const args = [
+      Float64Array.of(0, 0, 0),
+      Float64Array.of(Math.log(1.5), Math.log(0.5), Math.log(4)),
+      Float64Array.of(1, -1, -1),
+      Uint8Array.of(1, 1, 1),
+      { rows: 1, cols: 3 },
+    ] as const;
+    const plain = policyLossVanilla(...args);
+    const weighted = policyLossVanilla(...args, { rolloutIsWeights: Float64Array.of(0.5, 2, 0.25) });
+    expect(weighted.loss).toBeCloseTo((-1.2 * 0.5 + 0.8 * 2 + 3 * 0.25) / 3, 6);
+    expect(weighted.metrics).toEqual(plain.metrics);
+  });
+  it('metrics use masked_mean with the 1e-8 epsilon: an all-zero mask gives 0 metrics and EMPTY_MASK loss', () => {
+    const args = [
+      Float64Array.of(0),
+      Float64Array.of(1),
+      Float64Array.of(1),
+      Uint8Array.of(0),
+      { rows: 1, cols: 1 },
+    ] as const;
+    expectLabError(() => policyLossVanilla(...args), 'EMPTY_MASK');
+    const r = policyLossVanilla(...args, { lossAggMode: 'seq-mean-token-sum-norm' });
+    expect(r.loss).toBe(0);
+    expect(r.metrics).toEqual({ pg_clipfrac: 0, ppo_kl: 0, pg_clipfrac_lower: 0 });
+  });
+});
+
+describe('policyLossVanilla: bad input', () => {
+  const shape = { rows: 2, cols: 2 };
+  const old = Float32Array.of(-1, -1, -1, -1);
+  const lp = Float32Array.of(-0.5, -1.5, -1, -2);
+  const adv = Float32Array.of(1, 1, -1, -1);
+  const mask = Uint8Array.of(1, 1, 1, 0);
+  it('clip_ratio_c <= 1 is BAD_ARGUMENT (verl asserts)', () => {
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, mask, shape, { clipRatioC: 1 }),
+      'BAD_ARGUMENT',
+      'clip_ratio_c',
+    );
+  });
+  it('negative clip ratios and unknown modes are rejected', () => {
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, mask, shape, { clipRatioLow: -0.1 }),
+      'BAD_ARGUMENT',
+      'clip_ratio_low',
+    );
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, mask, shape, { lossAggMode: 'mean' as never }),
+      'UNKNOWN_MODE',
+      'loss_agg_mode',
+    );
+  });
+  it('non-finite log-probs or advantages under mask 1 are NON_FINITE naming field, row, token', () => {
+    const badLp = Float32Array.from(lp);
+    badLp[2] = Number.NaN;
+    expectLabError(
+      () => policyLossVanilla(old, badLp, adv, mask, shape),
+      'NON_FINITE',
+      'log_prob',
+      'row 1, token 0',
+    );
+    const badOld = Float32Array.from(old);
+    badOld[1] = Number.NEGATIVE_INFINITY;
+    expectLabError(
+      () => policyLossVanilla(badOld, lp, adv, mask, shape),
+      'NON_FINITE',
+      'old_log_prob',
+      'row 0, token 1',
+    );
+    const badAdv = Float32Array.from(adv);
+    badAdv[0] = Number.POSITIVE_INFINITY;
+    expectLabError(
+      () => policyLossVanilla(old, lp, badAdv, mask, shape),
+      'NON_FINITE',
+      'advantages',
+      'row 0, token 0',
+    );
+    const w = Float32Array.of(1, Number.NaN, 1, 1);
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, mask, shape, { rolloutIsWeights: w }),
+      'NON_FINITE',
+      'rollout_is_weights',
+    );
+  });
+  it('NaN log-prob in padding: token-mean ignores it like verl; seq modes raise where verl gives NaN', () => {
+    const padded = Float32Array.from(lp);
+    padded[3] = Number.NaN;
+    const clean = policyLossVanilla(old, lp, adv, mask, shape);
+    const r = policyLossVanilla(old, padded, adv, mask, shape);
+    expect(r.loss).toBeCloseTo(clean.loss, 7);
+    expect(r.metrics.ppo_kl).toBeCloseTo(clean.metrics.ppo_kl, 7);
+    expect(r.metrics.pg_clipfrac).toBeCloseTo(clean.metrics.pg_clipfrac, 7);
+    expectLabError(
+      () => policyLossVanilla(old, padded, adv, mask, shape, { lossAggMode: 'seq-mean-token-sum' }),
+      'NON_FINITE',
+      'row 1, token 1',
+    );
+  });
+  it('masks that are not 0/1 are BAD_MASK; shape mismatches are SHAPE_MISMATCH naming the field', () => {
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, Float32Array.of(1, 2, 1, 0), shape),
+      'BAD_MASK',
+      'response_mask',
+      'row 0, token 1',
+    );
+    expectLabError(
+      () => policyLossVanilla(old, lp.subarray(1), adv, mask, shape),
+      'SHAPE_MISMATCH',
+      'log_prob',
+    );
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv.subarray(1), mask, shape),
+      'SHAPE_MISMATCH',
+      'advantages',
+    );
+    expectLabError(
+      () => policyLossVanilla(old, lp, adv, mask, shape, { rolloutIsWeights: Float32Array.of(1) }),
+      'SHAPE_MISMATCH',
+      'rollout_is_weights',
+    );
+  });
+});
+
+/** Random batch whose log-ratios stay away from the clip edges (the surrogate is smooth there). */
+const gradBatch = fc
+  .record({
+    rows: fc.integer({ min: 1, max: 4 }),
+    cols: fc.integer({ min: 1, max: 5 }),
+    mode: fc.constantFrom(...LOSS_AGG_MODES),
+    weighted: fc.boolean(),
+    low: fc.constantFrom(0.2, 0.1),
+    high: fc.constantFrom(0.2, 0.28),
+  })
+  .chain((s) => {
+    const n = s.rows * s.cols;
+    return fc.record({
+      s: fc.constant(s),
+      old: fc.array(fc.double({ min: -5, max: 0, noNaN: true }), { minLength: n, maxLength: n }),
+      // log-ratios: inside the trust region, clipped on either side, beyond the dual clip, or clamped
+      d: fc.array(fc.constantFrom(-25, -1.2, -0.5, -0.05, 0.03, 0.1, 0.6, 1.5, 24), {
+        minLength: n,
+        maxLength: n,
+      }),
+      jitter: fc.array(fc.double({ min: -0.01, max: 0.01, noNaN: true }), { minLength: n, maxLength: n }),
+      a: fc.array(fc.constantFrom(-2, -0.5, 0.7, 1.5), { minLength: n, maxLength: n }),
+      w: fc.array(fc.double({ min: 0.1, max: 2, noNaN: true }), { minLength: n, maxLength: n }),
+      m: fc.array(fc.integer({ min: 0, max: 1 }), { minLength: n, maxLength: n }),
+    });
+  });
+
+describe('policyLossVanillaGrad', () => {
+  it('matches central finite differences in every aggregation mode (with and without IS weights)', () => {
+    fc.assert(
+      fc.property(gradBatch, ({ s, old, d, jitter, a, w, m }) => {
+        const mask = Uint8Array.from(m);
+        if (!mask.some((v) => v === 1)) return;
+        const shape = { rows: s.rows, cols: s.cols };
+        const oldA = Float64Array.from(old);
+        const lp = Float64Array.from(old, (v, i) => v + (d[i] as number) + (jitter[i] as number));
+        const adv = Float64Array.from(a);
+        const options: VanillaLossOptions = {
+          lossAggMode: s.mode,
+          clipRatioLow: s.low,
+          clipRatioHigh: s.high,
+          agg: { dpSize: 2 },
+          rolloutIsWeights: s.weighted ? Float64Array.from(w) : null,
+        };
+        const { grad, loss } = policyLossVanillaGrad(oldA, lp, adv, mask, shape, options);
+        expect(loss).toBe(policyLossVanilla(oldA, lp, adv, mask, shape, options).loss);
+        const h = 1e-6;
+        for (let i = 0; i < lp.length; i++) {
+          const v = lp[i] as number;
+          lp[i] = v + h;
+          const up = policyLossVanilla(oldA, lp, adv, mask, shape, options).loss;
+          lp[i] = v - h;
+          const down = policyLossVanilla(oldA, lp, adv, mask, shape, options).loss;
+          lp[i] = v;
+          const fd = (up - down) / (2 * h);
+          expect(Math.abs((grad[i] as number) - fd)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(fd)));
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+  it('is zero where clipping or the clamp cuts the gradient and -A·r/N where the surrogate is live', () => {
+    const shape = { rows: 1, cols: 4 };
+    const old = Float64Array.of(0, 0, 0, 0);
+    const lp = Float64Array.of(Math.log(1.1), Math.log(1.5), Math.log(5), 30);
+    const adv = Float64Array.of(2, 2, -1, -1);
+    const { grad } = policyLossVanillaGrad(old, lp, adv, Uint8Array.of(1, 1, 1, 1), shape);
+    expect(grad[0]).toBeCloseTo((-2 * 1.1) / 4, 12);
+    expect(Array.from(grad.subarray(1))).toEqual([0, 0, 0]);
+    // without the dual clip, the log-ratio clamp alone decides: 19 is live, 25 is clamped (grad 0)
+    const big = policyLossVanillaGrad(
+      Float64Array.of(0, 0),
+      Float64Array.of(19, 25),
+      Float64Array.of(-1, -1),
+      Uint8Array.of(1, 1),
+      { rows: 1, cols: 2 },
+      { clipRatioC: 1e12 },
+    );
+    expect((big.grad[0] as number) / (Math.exp(19) / 2)).toBeCloseTo(1, 12);
+    expect(big.grad[1]).toBe(0);
+  });
+});
