@@ -1,0 +1,287 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  GRPO_DEFAULTS,
+  grpoAdvantage,
+  grpoScalarAdvantages,
+  grpoVectorizedAdvantage,
+  resolveGroupNormOptions,
+} from './advantage.js';
+import { isLabError, type LabErrorCode } from './errors.js';
+
+function expectLabError(fn: () => unknown, code: LabErrorCode, field: string): void {
+  try {
+    fn();
+  } catch (e) {
+    expect(isLabError(e)).toBe(true);
+    if (isLabError(e)) {
+      expect(e.code).toBe(code);
+      expect(e.message).toContain(field);
+    }
+    return;
+  }
+  throw new Error(`expected LabError ${code}`);
+}
+
+const F32_ONE_PLUS_EPS = Math.fround(1 + 1e-6); // float32(1 + 1e-6), verl's singleton std + eps
+
+describe('grpoScalarAdvantages (verl loop semantics)', () => {
+  it('defaults are verl: unbiased std, eps 1e-6, singleton verl', () => {
+    expect(GRPO_DEFAULTS).toEqual({ std: 'unbiased', epsilon: 1e-6, singleton: 'verl' });
+  });
+
+  it('mixed group [1,0,0,0]: mean 1/4, torch.std = 1/2 by hand', () => {
+    // Σ(s-mean)^2 = 9/16 + 3/16 = 12/16; /(n-1)=3 -> 1/4; sqrt -> 1/2
+    const a = grpoScalarAdvantages([1, 0, 0, 0], ['g', 'g', 'g', 'g']);
+    expect(a[0]).toBeCloseTo(0.75 / (0.5 + 1e-6), 12);
+    expect(a[1]).toBeCloseTo(-0.25 / (0.5 + 1e-6), 12);
+  });
+
+  it('all-wrong and all-right groups are exactly 0; singleton is s/float32(1+1e-6), not 0', () => {
+    const a = grpoScalarAdvantages([0, 0, 0, 1, 1, 1, 1], ['w', 'w', 'w', 'r', 'r', 'r', 's']);
+    expect(Array.from(a.subarray(0, 6))).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(a[6]).toBe(1 / F32_ONE_PLUS_EPS);
+  });
+
+  it('population std divides by n: [1,0] -> ±1/(0.5+eps)', () => {
+    const a = grpoScalarAdvantages([1, 0], [7, 7], { std: 'population' });
+    expect(a[0]).toBeCloseTo(0.5 / (0.5 + 1e-6), 12);
+    const u = grpoScalarAdvantages([1, 0], [7, 7]);
+    // unbiased: std = sqrt(0.5/1) = 0.7071...
+    expect(u[0]).toBeCloseTo(0.5 / (Math.SQRT1_2 + 1e-6), 12);
+  });
+
+  it("std 'none' is s - mean (Dr.GRPO), singleton keeps s", () => {
+    const a = grpoScalarAdvantages([3, 1, 5], ['a', 'a', 'b'], { std: 'none' });
+    expect(Array.from(a)).toEqual([1, -1, 5]);
+  });
+
+  it("singleton rules: 'zero' gives 0, 'error' names the group", () => {
+    expect(Array.from(grpoScalarAdvantages([2, 4, 9], ['a', 'a', 'b'], { singleton: 'zero' }))).toEqual([
+      -1 / (Math.SQRT2 + 1e-6),
+      1 / (Math.SQRT2 + 1e-6),
+      0,
+    ]);
+    expectLabError(
+      () => grpoScalarAdvantages([2, 4, 9], ['a', 'a', 'b'], { singleton: 'error' }),
+      'SINGLETON_GROUP',
+      'index',
+    );
+  });
+
+  it('labels group by exact equality: "1" and 1 and "01" are three groups', () => {
+    const a = grpoScalarAdvantages([1, 2, 3], ['1', 1, '01']);
+    expect(Array.from(a)).toEqual([1, 2, 3].map((s) => s / F32_ONE_PLUS_EPS));
+  });
+
+  it('epsilon 0 on an all-equal group gives 0, not 0/0', () => {
+    expect(Array.from(grpoScalarAdvantages([0.1, 0.1, 0.1], [1, 1, 1], { epsilon: 0 }))).toEqual([0, 0, 0]);
+  });
+
+  it('bad inputs are LabErrors naming the field', () => {
+    expectLabError(() => grpoScalarAdvantages([1, Number.NaN], [1, 1]), 'NON_FINITE', 'scores');
+    expectLabError(() => grpoScalarAdvantages([1, 2], [1]), 'SHAPE_MISMATCH', 'index');
+    expectLabError(() => grpoScalarAdvantages([1, 2], [1, Number.POSITIVE_INFINITY]), 'BAD_VALUE', 'index');
+    expectLabError(() => resolveGroupNormOptions({ epsilon: -1 }), 'BAD_ARGUMENT', 'epsilon');
+    expectLabError(() => resolveGroupNormOptions({ std: 'sample' as never }), 'UNKNOWN_MODE', 'std');
+    expectLabError(
+      () => resolveGroupNormOptions({ singleton: 'drop' as never }),
+      'UNKNOWN_MODE',
+      'singleton',
+    );
+  });
+});
+
+/** Arbitrary batch of groups: sizes 1..6, scores from a small grid (ties likely), shuffled rows. */
+const groupedScores = fc
+  .array(
+    fc.record({
+      size: fc.integer({ min: 1, max: 6 }),
+      values: fc.array(fc.integer({ min: -4, max: 4 }), { minLength: 6, maxLength: 6 }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  )
+  .map((groups) => {
+    const scores: number[] = [];
+    const labels: string[] = [];
+    groups.forEach((g, gi) => {
+      for (let k = 0; k < g.size; k++) {
+        scores.push((g.values[k] as number) / 4);
+        labels.push(`g${gi}`);
+      }
+    });
+    return { scores, labels, groups };
+  });
+
+describe('grpoScalarAdvantages properties', () => {
+  it('centred advantages sum to 0 within every group of size >= 2 (every std kind)', () => {
+    fc.assert(
+      fc.property(
+        groupedScores,
+        fc.constantFrom('unbiased', 'population', 'none'),
+        ({ scores, labels }, std) => {
+          const a = grpoScalarAdvantages(scores, labels, { std: std as 'unbiased' });
+          const sums = new Map<string, { s: number; n: number; scale: number }>();
+          labels.forEach((l, i) => {
+            const e = sums.get(l) ?? { s: 0, n: 0, scale: 0 };
+            e.s += a[i] as number;
+            e.n += 1;
+            e.scale = Math.max(e.scale, Math.abs(a[i] as number));
+            sums.set(l, e);
+          });
+          for (const e of sums.values())
+            if (e.n >= 2) expect(Math.abs(e.s)).toBeLessThanOrEqual(1e-9 * (1 + e.scale));
+        },
+      ),
+    );
+  });
+
+  it('groups of >= 2 identical rewards get exactly 0', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+        fc.integer({ min: 2, max: 9 }),
+        fc.constantFrom('unbiased', 'population', 'none'),
+        (v, n, std) => {
+          const a = grpoScalarAdvantages(new Array(n).fill(v), new Array(n).fill('p'), {
+            std: std as 'none',
+          });
+          for (const x of a) expect(Object.is(x, 0)).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('results do not depend on the order of groups or rows in the batch', () => {
+    fc.assert(
+      fc.property(groupedScores, fc.integer({ min: 0, max: 1000 }), ({ scores, labels }, seed) => {
+        const n = scores.length;
+        const perm = Array.from({ length: n }, (_, i) => i);
+        let x = seed + 1;
+        for (let i = n - 1; i > 0; i--) {
+          x = (x * 1103515245 + 12345) % 2147483648;
+          const j = x % (i + 1);
+          [perm[i], perm[j]] = [perm[j] as number, perm[i] as number];
+        }
+        const a = grpoScalarAdvantages(scores, labels);
+        const b = grpoScalarAdvantages(
+          perm.map((p) => scores[p] as number),
+          perm.map((p) => labels[p] as string),
+        );
+        perm.forEach((p, k) => {
+          expect(b[k]).toBeCloseTo(a[p] as number, 12);
+        });
+      }),
+    );
+  });
+});
+
+describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
+  const shape = { rows: 3, cols: 4 };
+  // Rewards on the last valid token; row 1 has a reward under a 0 mask entry, which verl still counts.
+  const rewards = Float32Array.from([0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
+  const mask = Float32Array.from([1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0]);
+
+  it('sums rewards over ALL positions, broadcasts x mask, returns the same object twice', () => {
+    const { advantages, returns } = grpoAdvantage(rewards, mask, ['p', 'p', 'p'], shape);
+    expect(returns).toBe(advantages);
+    // scores [1,1,0]: mean 2/3, unbiased var = (1/9+1/9+4/9)/2 = 1/3
+    const std = Math.sqrt(1 / 3);
+    const hi = Math.fround(1 / 3 / (std + 1e-6));
+    const lo = Math.fround(-2 / 3 / (std + 1e-6));
+    expect(Array.from(advantages)).toEqual([hi, hi, hi, 0, hi, hi, 0, 0, lo, 0, 0, 0]);
+  });
+
+  it('a zero mask entry gives +0 (never -0), even for a negative advantage', () => {
+    const { advantages } = grpoAdvantage(rewards, mask, ['p', 'p', 'p'], shape);
+    for (let i = 9; i < 12; i++) expect(Object.is(advantages[i], 0)).toBe(true);
+  });
+
+  it('property: zero mask -> exactly +0; identical groups -> exactly 0 everywhere', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: -3, max: 3 }),
+            fc.integer({ min: 0, max: 5 }),
+            fc.integer({ min: 0, max: 2 }),
+          ),
+          {
+            minLength: 1,
+            maxLength: 12,
+          },
+        ),
+        (rowsSpec) => {
+          const T = 5;
+          const B = rowsSpec.length;
+          const r = new Float32Array(B * T);
+          const m = new Uint8Array(B * T);
+          rowsSpec.forEach(([score, len], b) => {
+            r[b * T + T - 1] = score / 2;
+            for (let t = 0; t < len; t++) m[b * T + t] = 1;
+          });
+          const labels = rowsSpec.map(([, , g]) => g);
+          const { advantages } = grpoAdvantage(r, m, labels, { rows: B, cols: T });
+          for (let i = 0; i < B * T; i++) if (m[i] === 0) expect(Object.is(advantages[i], 0)).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('bad inputs: shape, lengths, non-finite reward, bad mask, labels', () => {
+    expectLabError(
+      () => grpoAdvantage(rewards, mask, ['p', 'p', 'p'], { rows: 0, cols: 4 }),
+      'SHAPE_MISMATCH',
+      'shape',
+    );
+    expectLabError(
+      () => grpoAdvantage(rewards.subarray(1), mask, ['p', 'p', 'p'], shape),
+      'SHAPE_MISMATCH',
+      'token_level_rewards',
+    );
+    expectLabError(
+      () => grpoAdvantage(rewards, mask.subarray(1), ['p', 'p', 'p'], shape),
+      'SHAPE_MISMATCH',
+      'response_mask',
+    );
+    expectLabError(() => grpoAdvantage(rewards, mask, ['p', 'p'], shape), 'SHAPE_MISMATCH', 'index');
+    const nan = rewards.slice();
+    nan[6] = Number.NaN;
+    expectLabError(() => grpoAdvantage(nan, mask, ['p', 'p', 'p'], shape), 'NON_FINITE', 'row 1, token 2');
+    const bad = mask.slice();
+    bad[5] = 0.5;
+    expectLabError(() => grpoAdvantage(rewards, bad, ['p', 'p', 'p'], shape), 'BAD_MASK', 'row 1, token 1');
+  });
+});
+
+describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', () => {
+  it('matches the loop version on a mixed group and floors the std of a constant group', () => {
+    const shape = { rows: 4, cols: 1 };
+    const mask = new Float32Array([1, 1, 1, 1]);
+    const r = Float32Array.from([1, 0, 0.5, 0.5]);
+    const { advantages } = grpoVectorizedAdvantage(r, mask, ['a', 'a', 'b', 'b'], shape);
+    const std = Math.SQRT1_2;
+    expect(advantages[0]).toBeCloseTo(0.5 / (std + 1e-6), 6);
+    // constant group: (s - mean) = 0 exactly in float32, whatever the floored std
+    expect(advantages[2]).toBe(0);
+  });
+
+  it('numeric-string labels merge ("1" = "01") where the loop version keeps them apart', () => {
+    const shape = { rows: 2, cols: 1 };
+    const mask = new Float32Array([1, 1]);
+    const r = Float32Array.from([1, 0]);
+    const vec = grpoVectorizedAdvantage(r, mask, ['1', '01'], shape).advantages;
+    const loop = grpoAdvantage(r, mask, ['1', '01'], shape).advantages;
+    expect(vec[0]).toBeCloseTo(0.5 / (Math.SQRT1_2 + 1e-6), 6);
+    expect(loop[0]).toBeCloseTo(1 / F32_ONE_PLUS_EPS, 7);
+  });
+
+  it('refuses a negative integer label (torch index_add_ would raise)', () => {
+    expectLabError(
+      () =>
+        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [-1, 2], { rows: 2, cols: 1 }),
+      'BAD_VALUE',
+      'index',
+    );
+  });
+});
