@@ -1,17 +1,76 @@
+/**
+ * `labs report` / `labs run --html`: records -> one self-contained HTML page with a plot per curve
+ * family (and optionally a PNG per plot). Validates each record first (a malformed one is a
+ * BAD_RECORD error naming its file), plans the plots (plotData.ts), draws them (plots.ts) and
+ * assembles the page (page.ts). The HTML is written atomically.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
+import { VERSION } from '../experiments/version.js';
+import { renderPage } from './page.js';
+import { planPlots, recordLabels } from './plotData.js';
+import { renderPlotSvg, svgToPng } from './plots.js';
+import { normalizeRecord } from './recordShape.js';
+import { writeFileAtomic } from './records.js';
 
 export interface HtmlReportOptions {
+  /** Output HTML file. */
   html: string;
+  /** Directory for one PNG per plot, or null for none. */
   png: string | null;
-  /** Where each record came from (shown in the page). */
+  /** Where each record came from (shown in the page and named in errors); same order as records. */
   sources: string[];
 }
 
-// Placeholder until the HTML report lands (issue 7); replaced by the real renderer.
+export interface HtmlReportResult {
+  html: string;
+  /** PNG files written, one per plot, in page order. */
+  pngs: string[];
+  /** Families drawn, in page order. */
+  plotted: string[];
+  /** Plots omitted and why. */
+  omitted: string[];
+}
+
+/** `group_kind` -> `01-group_kind.png`: ordered, and safe on every file system. */
+export function pngFileName(index: number, family: string): string {
+  return `${String(index + 1).padStart(2, '0')}-${family.replace(/[^A-Za-z0-9_.-]+/g, '_')}.png`;
+}
+
+/** Builds the page for `records` (several are overlaid for comparison) and writes it to `o.html`. */
 export async function writeHtmlReport(
-  _records: (RunRecord | MultiSeedRecord)[],
-  _o: HtmlReportOptions,
-): Promise<void> {
-  throw new LabError('NOT_SUPPORTED', 'HTML reports are not available in this build yet');
+  records: (RunRecord | MultiSeedRecord)[],
+  o: HtmlReportOptions,
+): Promise<HtmlReportResult> {
+  if (records.length === 0) throw new LabError('BAD_ARGUMENT', 'report: at least one record is needed');
+  const sources = records.map((_, i) => o.sources[i] ?? `record ${i + 1}`);
+  const checked = records.map((r, i) => normalizeRecord(r, sources[i] as string));
+  const labels = recordLabels(checked);
+  const labeled = checked.map((record, i) => ({
+    record,
+    label: labels[i] as string,
+    source: sources[i] as string,
+  }));
+  const plan = planPlots(labeled);
+  const plots = [];
+  for (const spec of plan.plots) plots.push({ spec, svg: await renderPlotSvg(spec) });
+  const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });
+  const pngs: string[] = [];
+  try {
+    await mkdir(dirname(o.html), { recursive: true });
+    await writeFileAtomic(o.html, page);
+    if (o.png) {
+      await mkdir(o.png, { recursive: true });
+      for (const [i, { spec, svg }] of plots.entries()) {
+        const path = join(o.png, pngFileName(i, spec.family));
+        await writeFile(path, await svgToPng(svg));
+        pngs.push(path);
+      }
+    }
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot write the report: ${(e as Error).message}`, { cause: e });
+  }
+  return { html: o.html, pngs, plotted: plan.plots.map((p) => p.family), omitted: plan.omitted };
 }

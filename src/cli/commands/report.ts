@@ -1,7 +1,18 @@
-import { LabError } from '../../core/errors.js';
+/**
+ * `labs report RECORD.json [RECORD.json ...] --html OUT.html [--png DIR]`: one self-contained HTML
+ * page with the records' config, metrics and a plot per curve family; several records are overlaid.
+ */
+import { readRecord } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
 
-// Placeholder until the HTML report lands (issue 7); replaced by the real command.
-export async function reportCommand(_p: Extract<ParsedCli, { command: 'report' }>): Promise<number> {
-  throw new LabError('NOT_SUPPORTED', 'labs report is not available in this build yet');
+export async function reportCommand(p: Extract<ParsedCli, { command: 'report' }>): Promise<number> {
+  const records = [];
+  for (const file of p.records) records.push(await readRecord(file));
+  const { writeHtmlReport } = await import('../../report/html.js');
+  const result = await writeHtmlReport(records, { html: p.html, png: p.png, sources: p.records });
+  const lines = [`report: ${result.html} (${result.plotted.length} plots: ${result.plotted.join(', ')})`];
+  for (const o of result.omitted) lines.push(`note: ${o}`);
+  for (const png of result.pngs) lines.push(`png: ${png}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
 }

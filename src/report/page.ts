@@ -1,0 +1,242 @@
+/**
+ * The report page: one self-contained HTML document (inline CSS, system fonts, inline SVG plots, no
+ * scripts, no external URLs). It is a pure function of the records and the rendered plots, so the
+ * same records give the same bytes (no generation timestamp).
+ */
+import type { JsonValue, MultiSeedRecord, RunRecord } from '../experiments/types.js';
+import type { PlotSpec } from './plotData.js';
+import { formatNumber } from './text.js';
+
+export interface PageRecord {
+  record: RunRecord | MultiSeedRecord;
+  label: string;
+  source: string;
+}
+
+export interface PagePlot {
+  spec: PlotSpec;
+  svg: string;
+}
+
+export interface PageInput {
+  records: PageRecord[];
+  plots: PagePlot[];
+  /** Plots that could not be drawn and why. */
+  omitted: string[];
+  version: string;
+}
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function cell(v: JsonValue | undefined): string {
+  if (v === undefined) return '-';
+  if (v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') {
+    return escapeHtml(formatNumber(v));
+  }
+  return escapeHtml(JSON.stringify(v));
+}
+
+function isNumeric(v: JsonValue | undefined): boolean {
+  return typeof v === 'number' || v === 'NaN' || v === 'Infinity' || v === '-Infinity';
+}
+
+function htmlTable(headers: string[], rows: (JsonValue | undefined)[][], rowClass?: (i: number) => string): string {
+  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const body = rows
+    .map((r, i) => {
+      const cls = rowClass?.(i);
+      const tds = r.map((v) => `<td${isNumeric(v) ? ' class="num"' : ''}>${cell(v)}</td>`).join('');
+      return `<tr${cls ? ` class="${cls}"` : ''}>${tds}</tr>`;
+    })
+    .join('\n');
+  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+function seedText(record: RunRecord | MultiSeedRecord): string {
+  if (!('runs' in record)) return `seed ${record.seed}`;
+  const s = record.seeds;
+  return `${s.length} seeds (${s.length > 6 ? `${s.slice(0, 3).join(', ')}, ..., ${s[s.length - 1]}` : s.join(', ')})`;
+}
+
+function ciText(ci: unknown): string {
+  return Array.isArray(ci) && ci.length === 2
+    ? `[${formatNumber(ci[0] as number)}, ${formatNumber(ci[1] as number)}]`
+    : '-';
+}
+
+function metricsSection(records: PageRecord[]): string {
+  if (records.length === 1) {
+    const { record } = records[0] as PageRecord;
+    if ('runs' in record) {
+      const rows = Object.entries(record.summary).map(([k, s]) => [
+        k,
+        s.mean,
+        s.std,
+        s.min,
+        s.max,
+        ciText(s.ci95),
+        s.n ?? record.runs.length,
+      ]);
+      const perSeedKeys = Object.keys(record.runs[0]?.metrics ?? {});
+      const perSeed = record.runs.map((r) => [r.seed, ...perSeedKeys.map((k) => r.metrics[k])]);
+      return [
+        '<h2>Metrics across seeds</h2>',
+        htmlTable(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean', 'n'], rows),
+        '<details><summary>Metrics of every seed</summary>',
+        htmlTable(['seed', ...perSeedKeys], perSeed),
+        '</details>',
+      ].join('\n');
+    }
+    const rows = Object.entries(record.metrics).map(([k, v]) => [k, v]);
+    return `<h2>Metrics</h2>\n${htmlTable(['metric', 'value'], rows)}`;
+  }
+  const keys = [
+    ...new Set(
+      records.flatMap(({ record }) => ('runs' in record ? Object.keys(record.summary) : Object.keys(record.metrics))),
+    ),
+  ];
+  const rows = keys.map((k) => [
+    k,
+    ...records.map(({ record }): JsonValue | undefined => {
+      if (!('runs' in record)) return record.metrics[k];
+      const s = record.summary[k];
+      return s ? `${formatNumber(s.mean)} ${ciText(s.ci95)}` : undefined;
+    }),
+  ]);
+  const note = records.some(({ record }) => 'runs' in record)
+    ? '<p class="note">Multi-seed records show the mean and the 95% CI of the mean.</p>'
+    : '';
+  return `<h2>Metrics</h2>\n${note}${htmlTable(['metric', ...records.map((r) => r.label)], rows)}`;
+}
+
+function configSection(records: PageRecord[]): string {
+  const keys = [...new Set(records.flatMap(({ record }) => Object.keys(record.config)))];
+  if (keys.length === 0) return '';
+  if (records.length === 1) {
+    const { record } = records[0] as PageRecord;
+    return `<h2>Config</h2>\n${htmlTable(['option', 'value'], keys.map((k) => [k, record.config[k]]))}`;
+  }
+  const rows = keys.map((k) => [k, ...records.map(({ record }) => record.config[k])]);
+  const differs = keys.map((k) => new Set(records.map(({ record }) => JSON.stringify(record.config[k]))).size > 1);
+  return [
+    '<h2>Config</h2>',
+    '<p class="note">Highlighted rows differ between the records.</p>',
+    htmlTable(['option', ...records.map((r) => r.label)], rows, (i) => (differs[i] ? 'diff' : '')),
+  ].join('\n');
+}
+
+const MAX_TABLE_ROWS = 40;
+
+function tablesSection(records: PageRecord[]): string {
+  const parts: string[] = [];
+  for (const { record, label } of records) {
+    const run = 'runs' in record ? record.runs[0] : record;
+    if (!run) continue;
+    for (const [name, rows] of Object.entries(run.tables)) {
+      if (rows.length === 0) continue;
+      const headers = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+      const shown = rows.slice(0, MAX_TABLE_ROWS);
+      const whose = ['runs' in record ? `seed ${run.seed} of ${record.runs.length}` : '', label]
+        .filter(Boolean)
+        .join(', ');
+      parts.push(
+        `<details><summary>${escapeHtml(name)}${whose ? ` <span class="note">(${escapeHtml(whose)})</span>` : ''}, ${rows.length} rows</summary>`,
+        htmlTable(
+          headers,
+          shown.map((r) => headers.map((h) => r[h])),
+        ),
+        rows.length > shown.length ? `<p class="note">first ${shown.length} of ${rows.length} rows</p>` : '',
+        '</details>',
+      );
+    }
+  }
+  return parts.length ? `<h2>Tables</h2>\n${parts.join('\n')}` : '';
+}
+
+function plotSection(plots: PagePlot[], omitted: string[]): string {
+  const figures = plots.map(({ spec, svg }) => {
+    const notes = spec.notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('');
+    return [
+      `<figure class="plot" data-family="${escapeHtml(spec.family)}" data-kind="${spec.kind}">`,
+      `<h3>${escapeHtml(spec.title)}</h3>`,
+      svg,
+      notes ? `<figcaption>${notes}</figcaption>` : '',
+      '</figure>',
+    ].join('\n');
+  });
+  const missing = omitted.length
+    ? `<ul class="omitted">${omitted.map((o) => `<li>${escapeHtml(o)}</li>`).join('')}</ul>`
+    : '';
+  return `<h2>Plots</h2>\n${missing}\n<div class="plots">\n${figures.join('\n')}\n</div>`;
+}
+
+const CSS = `
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  margin: 0 auto; padding: 1.5rem; max-width: 1400px; color: #222; background: #fafafa; line-height: 1.4; }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+h3 { font-size: .95rem; margin: 0 0 .4rem; }
+.meta, .note { color: #666; font-size: .85rem; margin: .2rem 0; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1rem; }
+figure.plot { margin: 0; padding: .75rem; background: white; border: 1px solid #e3e3e3; border-radius: 6px; }
+figure.plot svg { max-width: 100%; height: auto; }
+figcaption { margin-top: .3rem; }
+ul.omitted, ul.notes { color: #8a4b00; font-size: .9rem; }
+table { border-collapse: collapse; font-size: .85rem; background: white; margin: .3rem 0; }
+th, td { border: 1px solid #e3e3e3; padding: .2rem .55rem; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.diff td { background: #fff6d6; }
+details { margin: .4rem 0; }
+summary { cursor: pointer; }
+code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: .85em; }
+`;
+
+/** The whole page as a string. */
+export function renderPage(input: PageInput): string {
+  const { records } = input;
+  const experiments = [...new Set(records.map((r) => r.record.experiment))];
+  const title =
+    records.length === 1
+      ? `${experiments[0]} — ${seedText((records[0] as PageRecord).record)}`
+      : `${experiments.join(' vs ')} — ${records.length} records compared`;
+  const sources = records
+    .map(
+      (r) =>
+        `<li>${r.label ? `<b>${escapeHtml(r.label)}</b>: ` : ''}<code>${escapeHtml(r.source)}</code> · ${escapeHtml(seedText(r.record))} · v${escapeHtml(r.record.version)} · ${escapeHtml(formatNumber(r.record.timing.wall_ms / 1000, 3))} s</li>`,
+    )
+    .join('\n');
+  const notes = records.flatMap(({ record, label }) => {
+    const own = 'runs' in record ? (record.runs[0]?.notes ?? []) : (record.notes ?? []);
+    return own.map((n) => `<li>${label ? `${escapeHtml(label)}: ` : ''}${escapeHtml(n)}</li>`);
+  });
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<ul class="meta">${sources}</ul>
+${notes.length ? `<h2>Notes</h2>\n<ul class="notes">${notes.join('\n')}</ul>` : ''}
+${plotSection(input.plots, input.omitted)}
+${metricsSection(records)}
+${configSection(records)}
+${tablesSection(records)}
+<p class="meta">reasoning-rl-labs ${escapeHtml(input.version)} · self-contained report: no scripts, no network.</p>
+</body>
+</html>
+`;
+}
