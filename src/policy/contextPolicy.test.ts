@@ -32,6 +32,9 @@ describe('ContextPolicy', () => {
           }
           expect(s).toBeCloseTo(1, 12);
         }
+        const logs = p.logProbabilities();
+        for (let i = 0; i < logs.length; i++)
+          expect(Math.exp(logs[i] as number)).toBeCloseTo(probs[i] as number, 12);
       }),
       { numRuns: 50 },
     );
@@ -41,6 +44,9 @@ describe('ContextPolicy', () => {
     const p = new ContextPolicy(1, 2, { tokenLogits: [1000, 0] });
     expect(p.logProb(0, 0)).toBeCloseTo(0, 12);
     expect(p.logProb(0, 1)).toBeCloseTo(-1000, 9);
+    // where the probability underflows to 0, the log-prob table stays finite
+    expect(p.probabilities()[1]).toBe(0);
+    expect(p.logProbabilities()[1]).toBeCloseTo(-1000, 9);
   });
 
   it('samples with the table frequencies', () => {

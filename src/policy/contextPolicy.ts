@@ -71,6 +71,24 @@ export class ContextPolicy {
     return out;
   }
 
+  /**
+   * `log pi(v | c)` for every context, row-major `[contexts, vocab]`: `z[c,v] − logsumexp_u z[c,u]`.
+   * Finite for any finite logits (where {@link probabilities} can underflow to 0).
+   */
+  logProbabilities(out: Float64Array = new Float64Array(this.logits.length)): Float64Array {
+    const V = this.vocab;
+    for (let c = 0; c < this.contexts; c++) {
+      const o = c * V;
+      let max = Number.NEGATIVE_INFINITY;
+      for (let v = 0; v < V; v++) max = Math.max(max, this.logits[o + v] as number);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp((this.logits[o + v] as number) - max);
+      const lse = max + Math.log(sum);
+      for (let v = 0; v < V; v++) out[o + v] = (this.logits[o + v] as number) - lse;
+    }
+    return out;
+  }
+
   /** `log pi(token | context)`, computed with log-sum-exp. */
   logProb(context: number, token: number): number {
     this.checkIndex(context, token);

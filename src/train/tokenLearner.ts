@@ -1,0 +1,256 @@
+/**
+ * The token-level PPO-style learner of the token lab: verl's actor update on a tabular policy.
+ *
+ * One update, as verl's trainer + `dp_actor.update_policy` do it:
+ * 1. pack the transcripts into a right-padded `[B,T]` batch ({@link packTranscripts});
+ * 2. build the response mask from token roles ({@link responseMaskFromRoles}: model 1, env 0,
+ *    padding 0 — verl's `AgentLoopOutput.response_mask` times the attention mask); an experiment
+ *    may override it (env tokens wrongly 1, truncated rows 0);
+ * 3. place each trajectory's score on its last token ({@link outcomeTokenRewards}) and compute GRPO
+ *    advantages with the core kernel `grpoAdvantage` (verl conventions by default);
+ * 4. record the old log-probs of every token once, at rollout ({@link gatherLogProbs}), then run
+ *    `epochs` full-batch steps of the vanilla clipped loss aggregated by `aggLoss`
+ *    ({@link tokenLossAndGrad}): the core kernel's `∂loss/∂log_prob [B,T]` is chained into the
+ *    logits by `d log pi(v|c)/dz[c,u] = [u=v] − pi(u|c)` and an optimizer step follows.
+ */
+import { type GroupNormOptions, grpoAdvantage } from '../core/advantage.js';
+import { type AggDenominator, aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
+import type { GroupLabels, Shape2 } from '../core/batch.js';
+import { LabError } from '../core/errors.js';
+import {
+  type PolicyLossMetrics,
+  policyLossVanillaGrad,
+  type VanillaLossOptions,
+} from '../core/policyLoss.js';
+import { type ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
+import type { Optimizer } from './adam.js';
+
+/** Role codes of a packed batch (same values as the env's ROLE_* constants). */
+const PAD = 0;
+const MODEL = 1;
+const ENV = 2;
+
+/** What the learner needs of one trajectory (a TokenEpisode satisfies it). */
+export interface Transcript {
+  tokens: readonly number[];
+  contexts: readonly number[];
+  /** 1 = model token, 2 = environment token. */
+  roles: readonly number[];
+}
+
+/** A right-padded `[B,T]` batch; padding has role 0, token 0, context 0. */
+export interface PackedBatch {
+  shape: Shape2;
+  tokens: Int32Array;
+  contexts: Int32Array;
+  roles: Uint8Array;
+  /** Transcript length (model + env tokens) per row. */
+  lengths: Int32Array;
+}
+
+/** Packs transcripts into `[B, T]` with `T = max length` (at least 1), right padding. */
+export function packTranscripts(transcripts: readonly Transcript[]): PackedBatch {
+  if (transcripts.length === 0) {
+    throw new LabError('SHAPE_MISMATCH', 'packTranscripts: no transcripts to pack', {
+      details: { field: 'transcripts' },
+    });
+  }
+  let cols = 1;
+  for (const t of transcripts) cols = Math.max(cols, t.tokens.length);
+  const rows = transcripts.length;
+  const tokens = new Int32Array(rows * cols);
+  const contexts = new Int32Array(rows * cols);
+  const roles = new Uint8Array(rows * cols);
+  const lengths = new Int32Array(rows);
+  transcripts.forEach((t, b) => {
+    const n = t.tokens.length;
+    if (t.contexts.length !== n || t.roles.length !== n) {
+      throw new LabError(
+        'SHAPE_MISMATCH',
+        `transcript ${b}: tokens (${n}), contexts (${t.contexts.length}) and roles (${t.roles.length}) differ in length`,
+        { details: { field: 'transcripts', row: b } },
+      );
+    }
+    lengths[b] = n;
+    for (let i = 0; i < n; i++) {
+      const role = t.roles[i] as number;
+      if (role !== MODEL && role !== ENV) {
+        throw new LabError(
+          'BAD_VALUE',
+          `transcript ${b}: role ${role} at token ${i} is not 1 (model) or 2 (env)`,
+          {
+            details: { field: 'roles', row: b, token: i, value: role },
+          },
+        );
+      }
+      tokens[b * cols + i] = t.tokens[i] as number;
+      contexts[b * cols + i] = t.contexts[i] as number;
+      roles[b * cols + i] = role;
+    }
+  });
+  return { shape: { rows, cols }, tokens, contexts, roles, lengths };
+}
+
+/**
+ * Which tokens the loss treats as the policy's actions:
+ * - `model-tokens`: verl's `response_mask` — 1 on model tokens, 0 on environment tokens and padding;
+ * - `all-tokens`: the bug the course warns about — environment (tool output) tokens also 1
+ *   (padding stays 0), as when a response mask is derived from the attention mask.
+ */
+export type MaskRule = 'model-tokens' | 'all-tokens';
+export const MASK_RULES: readonly MaskRule[] = ['model-tokens', 'all-tokens'];
+
+/** The `[B,T]` 0/1 response mask (Float32Array) built from token roles by `rule`. */
+export function responseMaskFromRoles(batch: PackedBatch, rule: MaskRule): Float32Array {
+  if (!MASK_RULES.includes(rule)) {
+    throw new LabError('UNKNOWN_MODE', `mask rule '${rule}' is not one of ${MASK_RULES.join(', ')}`, {
+      details: { field: 'maskRule', value: rule },
+    });
+  }
+  const mask = new Float32Array(batch.roles.length);
+  for (let i = 0; i < mask.length; i++) {
+    const role = batch.roles[i] as number;
+    mask[i] = role === MODEL || (rule === 'all-tokens' && role === ENV) ? 1 : 0;
+  }
+  return mask;
+}
+
+/**
+ * Token-level rewards `[B,T]` with each row's score on its last transcript token (position
+ * `length − 1`, verl's `rm_scores` placement) and 0 elsewhere. An empty row keeps its score at t = 0
+ * so that GRPO's sum over all positions still sees it.
+ */
+export function outcomeTokenRewards(scores: ArrayLike<number>, batch: PackedBatch): Float32Array {
+  const { rows, cols } = batch.shape;
+  if (scores.length !== rows) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `scores: expected ${rows} values (one per row), got ${scores.length}`,
+      {
+        details: { field: 'scores', expected: rows, actual: scores.length },
+      },
+    );
+  }
+  const out = new Float32Array(rows * cols);
+  for (let b = 0; b < rows; b++) {
+    const s = scores[b] as number;
+    if (!Number.isFinite(s)) {
+      throw new LabError('NON_FINITE', `scores: value ${s} at row ${b} is not finite`, {
+        details: { field: 'scores', row: b, value: s },
+      });
+    }
+    out[b * cols + Math.max(0, (batch.lengths[b] as number) - 1)] = s;
+  }
+  return out;
+}
+
+/**
+ * GRPO advantages `[B,T]` (core `grpoAdvantage`, verl `compute_grpo_outcome_advantage`; defaults are
+ * verl's: unbiased std, eps 1e-6, singleton mean 0 / std 1) from per-row scores and group labels.
+ */
+export function groupAdvantages(
+  scores: ArrayLike<number>,
+  index: GroupLabels,
+  batch: PackedBatch,
+  mask: Float32Array,
+  options: GroupNormOptions = {},
+): Float32Array {
+  const rewards = outcomeTokenRewards(scores, batch);
+  return grpoAdvantage(rewards, mask, index, batch.shape, options).advantages;
+}
+
+/** `log pi(token | context)` at every position of the batch (0 at padding), from a log-prob table. */
+export function gatherLogProbs(logProbTable: Float64Array, vocab: number, batch: PackedBatch): Float64Array {
+  const out = new Float64Array(batch.tokens.length);
+  for (let i = 0; i < out.length; i++) {
+    if (batch.roles[i] === PAD) continue;
+    out[i] = logProbTable[(batch.contexts[i] as number) * vocab + (batch.tokens[i] as number)] as number;
+  }
+  return out;
+}
+
+export interface TokenLossResult {
+  loss: number;
+  metrics: PolicyLossMetrics;
+  /** `∂loss/∂log_prob [B,T]` from the core kernel. */
+  gradLogProb: Float64Array;
+  /** `∂loss/∂z [contexts, vocab]`, the chained gradient. */
+  gradLogits: Float64Array;
+}
+
+/**
+ * The vanilla clipped policy loss of the current policy on a batch (verl
+ * `compute_policy_loss_vanilla` + `agg_loss`, core `policyLossVanillaGrad`) and its gradient with
+ * respect to the logits. `oldLogProb`, `advantages`, `mask` are `[B,T]`.
+ */
+export function tokenLossAndGrad(
+  policy: ContextPolicy,
+  batch: PackedBatch,
+  oldLogProb: Float64Array,
+  advantages: Float32Array,
+  mask: Float32Array,
+  lossOptions: VanillaLossOptions = {},
+): TokenLossResult {
+  const logProb = gatherLogProbs(policy.logProbabilities(), policy.vocab, batch);
+  const res = policyLossVanillaGrad(oldLogProb, logProb, advantages, mask, batch.shape, lossOptions);
+  const gradLogits = chainLogProbGrad(
+    policy.probabilities(),
+    policy.contexts,
+    policy.vocab,
+    batch.contexts,
+    batch.tokens,
+    res.grad,
+  );
+  return { loss: res.loss, metrics: res.metrics, gradLogProb: res.grad, gradLogits };
+}
+
+export interface PpoUpdateOptions {
+  /** PPO epochs over the batch (full-batch steps); verl `ppo_epochs`. */
+  epochs?: number;
+  loss?: VanillaLossOptions;
+}
+
+export const PPO_UPDATE_DEFAULTS = { epochs: 2, loss: {} } as const;
+
+export interface PpoUpdateStats {
+  /** Loss and verl metrics of each epoch, measured before that epoch's step. */
+  epochs: { loss: number; metrics: PolicyLossMetrics }[];
+  /** The aggregation denominator of this batch (the same in every epoch). */
+  denominator: AggDenominator;
+}
+
+/**
+ * Several PPO epochs on one batch with fixed old log-probs and advantages: per epoch, loss and
+ * gradient of the current policy ({@link tokenLossAndGrad}), then `optimizer.step` on the logits.
+ * The first epoch has ratio 1 (the policy that sampled the batch); later epochs are clipped.
+ */
+export function ppoUpdate(
+  policy: ContextPolicy,
+  optimizer: Optimizer,
+  batch: PackedBatch,
+  oldLogProb: Float64Array,
+  advantages: Float32Array,
+  mask: Float32Array,
+  options: PpoUpdateOptions = {},
+): PpoUpdateStats {
+  const o = { ...PPO_UPDATE_DEFAULTS, ...options };
+  if (!Number.isInteger(o.epochs) || o.epochs < 1) {
+    throw new LabError('BAD_ARGUMENT', `epochs: expected a positive integer, got ${o.epochs}`, {
+      details: { field: 'epochs', value: o.epochs },
+    });
+  }
+  const mode = o.loss.lossAggMode ?? 'token-mean';
+  if (!LOSS_AGG_MODES.includes(mode)) {
+    throw new LabError('UNKNOWN_MODE', `lossAggMode '${mode}' is not one of ${LOSS_AGG_MODES.join(', ')}`, {
+      details: { field: 'lossAggMode', value: mode },
+    });
+  }
+  const denominator = aggLossDenominator(mask, batch.shape, mode, o.loss.agg ?? {});
+  const epochs: PpoUpdateStats['epochs'] = [];
+  for (let e = 0; e < o.epochs; e++) {
+    const r = tokenLossAndGrad(policy, batch, oldLogProb, advantages, mask, o.loss);
+    epochs.push({ loss: r.loss, metrics: r.metrics });
+    optimizer.step(policy.logits, r.gradLogits);
+  }
+  return { epochs, denominator };
+}
