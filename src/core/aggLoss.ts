@@ -331,6 +331,21 @@ export function aggLoss(
   mode: LossAggMode,
   options: AggOptions = {},
 ): number {
+  return aggLossNamed(lossMat, lossMask, shape, mode, options, 'loss_mat');
+}
+
+/**
+ * {@link aggLoss} with the name the error messages give the loss matrix (a kernel aggregating its
+ * own per-token loss names the inputs it came from).
+ */
+export function aggLossNamed(
+  lossMat: FloatArray,
+  lossMask: MaskArray,
+  shape: Shape2,
+  mode: LossAggMode,
+  options: AggOptions,
+  field: string,
+): number {
   checkMatrix(lossMat, lossMask, shape);
   checkAggMode(mode);
   const r = resolveAggOptions(options);
@@ -344,7 +359,7 @@ export function aggLoss(
         ? sums.sumRowMeans
         : sums.sumAll;
   if (!Number.isFinite(value) || (mode === 'token-mean' && !Number.isFinite(sums.sumAll))) {
-    sums = aggSlow(lossMat, lossMask, rows, cols, mode, 'loss_mat');
+    sums = aggSlow(lossMat, lossMask, rows, cols, mode, field);
   }
   return finishAgg(mode, r, sums, cols);
 }

@@ -7,6 +7,14 @@ import { type AggOptions, aggLoss, type LossAggMode } from '../aggLoss.js';
 import type { Shape2 } from '../batch.js';
 import { LabError } from '../errors.js';
 import { policyLossVanilla, type VanillaLossOptions } from '../policyLoss.js';
+import {
+  policyLossCispo,
+  policyLossGeoMean,
+  policyLossGpg,
+  policyLossGspo,
+  policyLossReinforce,
+  policyLossSapo,
+} from '../policyLosses.js';
 import type { AdapterTable, GoldenCase } from './types.js';
 
 /** A nested list `[B][T]` as a row-major Float32Array plus its shape. */
@@ -111,7 +119,83 @@ function vanillaRun(inputs: Record<string, unknown>, config: Record<string, unkn
   return out;
 }
 
+/** Metrics dict with verl's `actor/` prefix (only the metrics the loss reports). */
+function actorMetrics(m: Record<string, number | undefined>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined) out[`actor/${k}`] = v;
+  return out;
+}
+
+/** Common option mapping of the §5.1 losses. */
+function otherLossSetup(inputs: Record<string, unknown>, config: Record<string, unknown>) {
+  const ac = (config.actor_config ?? {}) as ActorConfig;
+  const io = policyInputs(inputs);
+  const clip = clipOptionsFrom(ac);
+  const common = {
+    agg: aggOptionsFrom(ac.global_batch_info as Record<string, unknown> | undefined),
+    rolloutIsWeights: config.rollout_is_weights
+      ? matrix(inputs.rollout_is_weights, 'rollout_is_weights').data
+      : null,
+  };
+  const lossAggMode = config.loss_agg_mode as LossAggMode;
+  return { ac, io, clip, common, lossAggMode };
+}
+
 export const lossAdapters: AdapterTable = {
+  compute_policy_loss_gspo: {
+    run(inputs, config) {
+      const { io, clip, common } = otherLossSetup(inputs, config);
+      const r = policyLossGspo(io.old, io.lp, io.adv, io.mask, io.shape, { ...clip, ...common });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_sapo: {
+    run(inputs, config) {
+      const { ac, io, common } = otherLossSetup(inputs, config);
+      const r = policyLossSapo(io.old, io.lp, io.adv, io.mask, io.shape, {
+        ...common,
+        ...(typeof ac.tau_pos === 'number' ? { tauPos: ac.tau_pos } : {}),
+        ...(typeof ac.tau_neg === 'number' ? { tauNeg: ac.tau_neg } : {}),
+      });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_cispo: {
+    run(inputs, config) {
+      const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
+      const r = policyLossCispo(io.old, io.lp, io.adv, io.mask, io.shape, {
+        ...clip,
+        ...common,
+        lossAggMode,
+      });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_geo_mean: {
+    run(inputs, config) {
+      const { io, clip, common } = otherLossSetup(inputs, config);
+      const r = policyLossGeoMean(io.old, io.lp, io.adv, io.mask, io.shape, {
+        ...clip,
+        rolloutIsWeights: common.rolloutIsWeights,
+      });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_gpg: {
+    run(inputs, config) {
+      const { io, common, lossAggMode } = otherLossSetup(inputs, config);
+      const r = policyLossGpg(io.old, io.lp, io.adv, io.mask, io.shape, { ...common, lossAggMode });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_reinforce: {
+    run(inputs, config) {
+      const { io, common, lossAggMode } = otherLossSetup(inputs, config);
+      const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
+      const r = policyLossReinforce(rollout, io.lp, io.adv, io.mask, io.shape, { ...common, lossAggMode });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
   agg_loss: {
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;

@@ -1,0 +1,414 @@
+/**
+ * verl's other registered policy losses (spec §5.1): GSPO, SAPO, CISPO, GMPO (`geo_mean`), GPG and
+ * the REINFORCE helper. Same inputs as the vanilla loss (`old_log_prob`, `log_prob`, `advantages`,
+ * `response_mask`, all `[B,T]`, optional `rollout_is_weights` multiplied into the per-token loss).
+ * Metrics are verl's (`pg_clipfrac`, `ppo_kl`, `pg_clipfrac_lower` as masked means with the 1e-8
+ * denominator); a loss that does not report a metric leaves it out, as verl does.
+ *
+ * These kernels validate their inputs in separate passes at entry (shape, 0/1 mask, finite values
+ * where the mask is 1) and then compute in plain loops; only the vanilla loss is benchmarked and
+ * fused (policyLoss.ts). Clamp bounds that verl hard-codes are named constants here.
+ */
+import {
+  type AggOptions,
+  aggLossNamed,
+  checkAggMode,
+  type LossAggMode,
+  resolveAggOptions,
+} from './aggLoss.js';
+import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { checkPolicyInputs, type PolicyLossMetrics, throwIfNonFiniteUnderMask } from './policyLoss.js';
+
+/** verl's `torch.clamp(..., -20, 20)` on token log-ratios (vanilla, SAPO, CISPO). */
+export const LOG_RATIO_CLAMP = 20;
+/** GSPO's `clamp(log_seq_importance_ratio, max=10)`. */
+export const GSPO_MAX_LOG_SEQ_RATIO = 10;
+
+/** Clip ratios shared by GSPO, CISPO and GMPO (ActorConfig names). */
+export interface ClipRatioOptions {
+  /** `clip_ratio`, the fallback of both sides. Default 0.2. */
+  clipRatio?: number;
+  /** `clip_ratio_low`; null falls back to clipRatio. */
+  clipRatioLow?: number | null;
+  /** `clip_ratio_high`; null falls back to clipRatio. */
+  clipRatioHigh?: number | null;
+}
+
+export interface CommonLossOptions {
+  /** verl `config.global_batch_info`, splatted into agg_loss. */
+  agg?: AggOptions;
+  /** `rollout_is_weights` [B,T]. */
+  rolloutIsWeights?: FloatArray | null;
+}
+
+/** A policy loss's value, its per-token loss (before aggregation, IS weights applied) and metrics. */
+export interface PolicyLossOutput {
+  loss: number;
+  perTokenLoss: Float32Array;
+  /** Only the metrics verl reports for this loss (GPG: none; REINFORCE: ppo_kl). */
+  metrics: Partial<PolicyLossMetrics>;
+}
+
+function clipBounds(o: ClipRatioOptions): { low: number; high: number } {
+  const eps = o.clipRatio ?? 0.2;
+  const low = o.clipRatioLow ?? eps;
+  const high = o.clipRatioHigh ?? eps;
+  for (const [v, field] of [
+    [eps, 'clip_ratio'],
+    [low, 'clip_ratio_low'],
+    [high, 'clip_ratio_high'],
+  ] as const) {
+    if (!Number.isFinite(v) || v < 0) {
+      throw new LabError('BAD_ARGUMENT', `${field}: must be a finite number >= 0, got ${v}`, {
+        details: { field, value: v },
+      });
+    }
+  }
+  return { low, high };
+}
+
+/** Entry validation of every loss in this file; returns the IS weights or null. */
+function validate(
+  old: FloatArray,
+  lp: FloatArray,
+  adv: FloatArray,
+  mask: MaskArray,
+  shape: Shape2,
+  weights: FloatArray | null | undefined,
+  oldName = 'old_log_prob',
+): FloatArray | null {
+  const { cols, weights: w } = checkPolicyInputs(old, lp, adv, mask, shape, weights);
+  throwIfNonFiniteUnderMask(
+    [
+      [old, oldName],
+      [lp, 'log_prob'],
+      [adv, 'advantages'],
+      [w, 'rollout_is_weights'],
+    ],
+    mask,
+    cols,
+  );
+  return w;
+}
+
+function maskedMean(sum: number, mask: MaskArray): number {
+  let n = 0;
+  for (let i = 0; i < mask.length; i++) n += mask[i] as number;
+  return sum / (n + 1e-8);
+}
+
+const FIELD = 'per-token loss (from log_prob/old_log_prob/advantages)';
+
+/**
+ * verl `compute_policy_loss_gspo` (GSPO, sequence-level ratio). Per row
+ * `ρ_b = Σ_t (lp − old)·m / max(Σ_t m, 1)`, `s_b = exp(min(ρ_b, 10))` (the value is the sequence
+ * ratio for every token; in verl the gradient flows through each token's lp). Per token
+ * `max(−A·s_b, −A·clamp(s_b, 1−ε_lo, 1+ε_hi))` × w, aggregated **seq-mean-token-mean** whatever
+ * mode the caller asked for (verl ignores the argument). Metrics: pg_clipfrac `[p2 > p1]`,
+ * pg_clipfrac_lower 0, ppo_kl `masked_mean(old − lp)` (unclamped).
+ */
+export function policyLossGspo(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: ClipRatioOptions & CommonLossOptions = {},
+): PolicyLossOutput {
+  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  const { low, high } = clipBounds(options);
+  const agg = options.agg ?? {};
+  resolveAggOptions(agg);
+  const { rows, cols } = shape;
+  const out = new Float32Array(rows * cols);
+  let kl = 0;
+  let clip = 0;
+  for (let b = 0; b < rows; b++) {
+    const base = b * cols;
+    let sum = 0;
+    let n = 0;
+    for (let t = 0; t < cols; t++) {
+      const m = responseMask[base + t] as number;
+      if (m === 0) continue;
+      sum += (logProb[base + t] as number) - (oldLogProb[base + t] as number);
+      n++;
+    }
+    kl -= sum;
+    const s = Math.exp(Math.min(sum / Math.max(n, 1), GSPO_MAX_LOG_SEQ_RATIO));
+    const sc = Math.min(Math.max(s, 1 - low), 1 + high);
+    for (let t = 0; t < cols; t++) {
+      const i = base + t;
+      const a = advantages[i] as number;
+      const p1 = -a * s;
+      const p2 = -a * sc;
+      out[i] = Math.max(p1, p2) * (w ? (w[i] as number) : 1);
+      if (p2 > p1) clip += responseMask[i] as number;
+    }
+  }
+  const loss = aggLossNamed(out, responseMask, shape, 'seq-mean-token-mean', agg, FIELD);
+  return {
+    loss,
+    perTokenLoss: out,
+    metrics: {
+      pg_clipfrac: maskedMean(clip, responseMask),
+      ppo_kl: maskedMean(kl, responseMask),
+      pg_clipfrac_lower: 0,
+    },
+  };
+}
+
+/** SAPO temperatures (ActorConfig `tau_pos`, `tau_neg`). */
+export interface SapoOptions extends CommonLossOptions {
+  /** Temperature where A > 0. Default 1.0. */
+  tauPos?: number;
+  /** Temperature where A <= 0. Default 1.05. */
+  tauNeg?: number;
+}
+
+/**
+ * verl `compute_policy_loss_sapo` (soft adaptive gate instead of a hard clip):
+ * `ℓ = clamp(lp − old, ±20)`, `r = exp(ℓ)`, `τ = A > 0 ? τ_pos : τ_neg`,
+ * `gate = sigmoid(τ·(r − 1))·4/τ`, per-token loss `−gate·A` × w, aggregated
+ * **seq-mean-token-mean** (mode argument ignored, as verl). Metrics: pg_clipfrac 0,
+ * pg_clipfrac_lower 0, ppo_kl `masked_mean(−ℓ)`. The gate's slope at r = 1 is 1 for every τ,
+ * so near on-policy it matches the unclipped surrogate.
+ */
+export function policyLossSapo(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: SapoOptions = {},
+): PolicyLossOutput {
+  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  const tauPos = options.tauPos ?? 1.0;
+  const tauNeg = options.tauNeg ?? 1.05;
+  for (const [v, field] of [
+    [tauPos, 'tau_pos'],
+    [tauNeg, 'tau_neg'],
+  ] as const) {
+    if (!(v > 0) || !Number.isFinite(v)) {
+      throw new LabError('BAD_ARGUMENT', `${field}: must be a positive finite number, got ${v}`, {
+        details: { field, value: v },
+      });
+    }
+  }
+  const agg = options.agg ?? {};
+  resolveAggOptions(agg);
+  const n = shape.rows * shape.cols;
+  const out = new Float32Array(n);
+  let kl = 0;
+  for (let i = 0; i < n; i++) {
+    const a = advantages[i] as number;
+    const l = Math.min(
+      Math.max((logProb[i] as number) - (oldLogProb[i] as number), -LOG_RATIO_CLAMP),
+      LOG_RATIO_CLAMP,
+    );
+    const tau = a > 0 ? tauPos : tauNeg;
+    const gate = (4 / tau) * (1 / (1 + Math.exp(-tau * (Math.exp(l) - 1))));
+    out[i] = -gate * a * (w ? (w[i] as number) : 1);
+    if (responseMask[i] !== 0) kl -= l;
+  }
+  const loss = aggLossNamed(out, responseMask, shape, 'seq-mean-token-mean', agg, FIELD);
+  return {
+    loss,
+    perTokenLoss: out,
+    metrics: { pg_clipfrac: 0, ppo_kl: maskedMean(kl, responseMask), pg_clipfrac_lower: 0 },
+  };
+}
+
+/**
+ * verl `compute_policy_loss_cispo` (clipped IS weight, REINFORCE-style gradient):
+ * `ℓ = clamp(lp − old, ±20)`, `r = exp(ℓ)`, per-token loss `−sg(clamp(r, 1−ε_lo, 1+ε_hi))·A·lp` × w
+ * (`sg` = stop-gradient: the clipped ratio only weights the log-prob gradient, it never zeroes
+ * it), aggregated with `lossAggMode` (default token-mean). Metrics: pg_clipfrac `[r ≠ clip(r)]`,
+ * pg_clipfrac_lower 0, ppo_kl `masked_mean(−ℓ)`.
+ */
+export function policyLossCispo(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: ClipRatioOptions & CommonLossOptions & { lossAggMode?: LossAggMode } = {},
+): PolicyLossOutput {
+  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  const mode = options.lossAggMode ?? 'token-mean';
+  checkAggMode(mode);
+  const { low, high } = clipBounds(options);
+  const agg = options.agg ?? {};
+  resolveAggOptions(agg);
+  const n = shape.rows * shape.cols;
+  const out = new Float32Array(n);
+  let kl = 0;
+  let clip = 0;
+  for (let i = 0; i < n; i++) {
+    const lp = logProb[i] as number;
+    const l = Math.min(Math.max(lp - (oldLogProb[i] as number), -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP);
+    const r = Math.exp(l);
+    const rc = Math.min(Math.max(r, 1 - low), 1 + high);
+    out[i] = -rc * (advantages[i] as number) * lp * (w ? (w[i] as number) : 1);
+    if (responseMask[i] !== 0) {
+      kl -= l;
+      if (r !== rc) clip++;
+    }
+  }
+  const loss = aggLossNamed(out, responseMask, shape, mode, agg, FIELD);
+  return {
+    loss,
+    perTokenLoss: out,
+    metrics: {
+      pg_clipfrac: maskedMean(clip, responseMask),
+      ppo_kl: maskedMean(kl, responseMask),
+      pg_clipfrac_lower: 0,
+    },
+  };
+}
+
+/** GMPO result: the loss is per sequence, so it reports the per-row loss instead of a per-token one. */
+export interface GeoMeanLossOutput {
+  loss: number;
+  /** `loss_b` [B] (× the geometric-mean IS weight when given). */
+  perSequenceLoss: Float64Array;
+  metrics: PolicyLossMetrics;
+}
+
+/**
+ * verl `compute_policy_loss_geo_mean` (GMPO, geometric mean of token ratios). The log-ratio
+ * `ℓ = lp − old` is **not** clamped; it is clipped in log space: `ℓc = clamp(ℓ, −ε_lo, ε_hi)`,
+ * `ℓ* = sgn(A)·min(sgn(A)·ℓ, sgn(A)·ℓc)` (the pessimistic side; sgn(0) = 0). Per row, with
+ * `n_b = Σ_t m`: `ratio_b = exp(Σ_t ℓ*·m / (n_b + 1e-8))`, `Ā_b = Σ_t A·m / (n_b + 1e-8)`,
+ * `loss_b = −Ā_b·ratio_b` (× `exp(Σ_t log(w + 1e-10)·m / (n_b + 1e-8))` with IS weights);
+ * `loss = mean over all B rows` (a fully masked row contributes 0 but counts; loss_agg_mode and
+ * global batch info are ignored, as in verl). Metrics: pg_clipfrac `[ℓ ≠ ℓc]·[A > 0]`,
+ * pg_clipfrac_lower `[ℓ ≠ ℓc]·[A < 0]`, ppo_kl `masked_mean(−ℓ)`.
+ */
+export function policyLossGeoMean(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: ClipRatioOptions & { rolloutIsWeights?: FloatArray | null } = {},
+): GeoMeanLossOutput {
+  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  const { low, high } = clipBounds(options);
+  const { rows, cols } = shape;
+  const perSequenceLoss = new Float64Array(rows);
+  let kl = 0;
+  let clip = 0;
+  let lower = 0;
+  let total = 0;
+  for (let b = 0; b < rows; b++) {
+    const base = b * cols;
+    let n = 0;
+    let sumL = 0;
+    let sumA = 0;
+    let sumLogW = 0;
+    for (let t = 0; t < cols; t++) {
+      const i = base + t;
+      if (responseMask[i] === 0) continue;
+      const a = advantages[i] as number;
+      const l = (logProb[i] as number) - (oldLogProb[i] as number);
+      const lc = Math.min(Math.max(l, -low), high);
+      const sg = Math.sign(a);
+      sumL += sg * Math.min(sg * l, sg * lc);
+      sumA += a;
+      if (w) sumLogW += Math.log((w[i] as number) + 1e-10);
+      n++;
+      kl -= l;
+      if (l !== lc) {
+        if (a > 0) clip++;
+        else if (a < 0) lower++;
+      }
+    }
+    const d = n + 1e-8;
+    let lossB = (-sumA / d) * Math.exp(sumL / d);
+    if (w) lossB *= Math.exp(sumLogW / d);
+    perSequenceLoss[b] = lossB;
+    total += lossB;
+  }
+  const loss = total / rows;
+  if (!Number.isFinite(loss)) {
+    throw new LabError(
+      'NON_FINITE',
+      `log_prob/old_log_prob: the GMPO loss overflows (${loss}); its log-ratio is not clamped`,
+      {
+        details: { field: 'log_prob' },
+      },
+    );
+  }
+  return {
+    loss,
+    perSequenceLoss,
+    metrics: {
+      pg_clipfrac: maskedMean(clip, responseMask),
+      ppo_kl: maskedMean(kl, responseMask),
+      pg_clipfrac_lower: maskedMean(lower, responseMask),
+    },
+  };
+}
+
+/**
+ * verl `compute_policy_loss_gpg` (GPG): per-token loss `−lp·A` × w, aggregated with `lossAggMode`
+ * (default token-mean) and the global batch info. No ratio, no clip; verl reports no metrics.
+ * `oldLogProb` is accepted for the common signature and only validated.
+ */
+export function policyLossGpg(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: CommonLossOptions & { lossAggMode?: LossAggMode } = {},
+): PolicyLossOutput {
+  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  const mode = options.lossAggMode ?? 'token-mean';
+  checkAggMode(mode);
+  const n = shape.rows * shape.cols;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    out[i] = -(logProb[i] as number) * (advantages[i] as number) * (w ? (w[i] as number) : 1);
+  }
+  const loss = aggLossNamed(out, responseMask, shape, mode, options.agg ?? {}, FIELD);
+  return { loss, perTokenLoss: out, metrics: {} };
+}
+
+/**
+ * verl `compute_policy_loss_reinforce(rollout_log_prob, log_prob, advantages, response_mask,
+ * loss_agg_mode="seq-mean-token-sum", config, rollout_is_weights)` (used by bypass mode):
+ * per-token loss `−A·lp` × w, aggregated with `lossAggMode` (default **seq-mean-token-sum**).
+ * Metric: ppo_kl `masked_mean(rollout_lp − lp)`.
+ */
+export function policyLossReinforce(
+  rolloutLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: CommonLossOptions & { lossAggMode?: LossAggMode } = {},
+): PolicyLossOutput {
+  const w = validate(
+    rolloutLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options.rolloutIsWeights,
+    'rollout_log_prob',
+  );
+  const mode = options.lossAggMode ?? 'seq-mean-token-sum';
+  checkAggMode(mode);
+  const n = shape.rows * shape.cols;
+  const out = new Float32Array(n);
+  let kl = 0;
+  for (let i = 0; i < n; i++) {
+    const lp = logProb[i] as number;
+    out[i] = -(advantages[i] as number) * lp * (w ? (w[i] as number) : 1);
+    if (responseMask[i] !== 0) kl += (rolloutLogProb[i] as number) - lp;
+  }
+  const loss = aggLossNamed(out, responseMask, shape, mode, options.agg ?? {}, FIELD);
+  return { loss, perTokenLoss: out, metrics: { ppo_kl: maskedMean(kl, responseMask) } };
+}
