@@ -9,3 +9,18 @@ export { Rng } from './random.js';
 export type * from './experiments/types.js';
 export * from './core/aggLoss.js';
 export * from './core/policyLoss.js';
+// Advantage estimators, masked helpers, group utilities, diagnostics and convention presets (H1).
+export * from './core/advantage.js';
+export * from './core/gae.js';
+export * from './core/gpg.js';
+export * from './core/groupDiagnostics.js';
+export * from './core/groupwise.js';
+export * from './core/grpoPassk.js';
+export * from './core/klReward.js';
+export * from './core/masked.js';
+export * from './core/opo.js';
+export * from './core/presets.js';
+export * from './core/reinforcePlusPlus.js';
+export * from './core/remax.js';
+export * from './core/rloo.js';
+export * from './core/rowScores.js';

@@ -1,0 +1,51 @@
+/**
+ * GPG (Group Policy Gradient), as verl's `compute_gpg_outcome_advantage` ("gpg").
+ */
+
+import { type AdvantageReturn, groupMoments } from './advantage.js';
+import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { factorizeLabels } from './groupwise.js';
+import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+
+export interface GpgOptions {
+  /** Divisor of the centred score (verl `f_norm`, default 1). */
+  fNorm?: number;
+}
+
+/**
+ * verl `compute_gpg_outcome_advantage`: `α = B / max(#{b : s_b ≠ 0}, 1)` over the whole batch (verl
+ * overwrites its `alpha` argument with this), `a = α·(s − mean_g)/f_norm`, no std; a group of one has
+ * mean 0. `advantages = a·m` ([B,T] float32), `returns` the same object.
+ * Errors: BAD_ARGUMENT for a zero or non-finite f_norm, plus the usual input errors.
+ */
+export function gpgAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+  options: GpgOptions = {},
+): AdvantageReturn {
+  const fNorm = options.fNorm ?? 1;
+  if (!Number.isFinite(fNorm) || fNorm === 0) {
+    throw new LabError('BAD_ARGUMENT', `f_norm: expected a finite non-zero number, got ${fNorm}`, {
+      details: { field: 'f_norm', value: fNorm },
+    });
+  }
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkLabels(index, shape.rows);
+  const scores = rowSums(tokenLevelRewards, shape);
+  const groups = factorizeLabels(index, shape.rows);
+  const { count, mean } = groupMoments(scores, groups);
+  let nonZero = 0;
+  for (const s of scores) if (s !== 0) nonZero++;
+  const alpha = shape.rows / Math.max(nonZero, 1);
+  const perRow = new Float64Array(shape.rows);
+  for (let b = 0; b < shape.rows; b++) {
+    const g = groups.ids[b] as number;
+    const m = (count[g] as number) === 1 ? 0 : (mean[g] as number);
+    perRow[b] = (alpha * ((scores[b] as number) - m)) / fNorm;
+  }
+  const advantages = broadcastRows(perRow, responseMask, shape);
+  return { advantages, returns: advantages };
+}

@@ -1,0 +1,86 @@
+/**
+ * GRPO pass@k advantages (https://arxiv.org/abs/2503.19595), as verl's
+ * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
+ */
+
+import type { AdvantageReturn } from './advantage.js';
+import {
+  checkLabels,
+  type FloatArray,
+  type GroupLabel,
+  type GroupLabels,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
+import { LabError } from './errors.js';
+import { factorizeLabels } from './groupwise.js';
+import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+
+export interface PasskOptions {
+  /** 'unbiased': divide by torch.std(group) + eps (verl's config norm_adv_by_std_in_grpo=true); 'none': don't. */
+  std?: 'unbiased' | 'none';
+  epsilon?: number;
+}
+
+/**
+ * verl `compute_grpo_passk_outcome_advantage`: per group (≥ 2 members required), with the top two
+ * scores `r1 ≥ r2`, only the arg-max row gets `r1 − r2` (divided by `std(group) + eps`, std unbiased,
+ * when std is 'unbiased'); every other row gets 0. Ties at the top give 0.
+ * verl reads the normalisation flag from `config.norm_adv_by_std_in_grpo`, NOT from its function
+ * argument of the same name; here it is the `std` option.
+ * Errors: SINGLETON_GROUP for a group of one (verl raises ValueError), BAD_ARGUMENT epsilon, input errors.
+ */
+export function grpoPasskAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+  options: PasskOptions = {},
+): AdvantageReturn {
+  const std = options.std ?? 'unbiased';
+  const epsilon = options.epsilon ?? 1e-6;
+  if (std !== 'unbiased' && std !== 'none') {
+    throw new LabError('UNKNOWN_MODE', `std: grpo_passk supports 'unbiased' or 'none', got '${std}'`, {
+      details: { field: 'std', value: std },
+    });
+  }
+  if (!Number.isFinite(epsilon) || epsilon < 0) {
+    throw new LabError('BAD_ARGUMENT', `epsilon: expected a finite number >= 0, got ${epsilon}`, {
+      details: { field: 'epsilon', value: epsilon },
+    });
+  }
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkLabels(index, shape.rows);
+  const scores = rowSums(tokenLevelRewards, shape);
+  const groups = factorizeLabels(index, shape.rows);
+  const members: number[][] = Array.from({ length: groups.groups }, () => []);
+  for (let b = 0; b < shape.rows; b++) (members[groups.ids[b] as number] as number[]).push(b);
+  const perRow = new Float64Array(shape.rows);
+  members.forEach((rows, g) => {
+    if (rows.length < 2) {
+      throw new LabError(
+        'SINGLETON_GROUP',
+        `index: pass@k needs at least 2 samples per group; group ${JSON.stringify(groups.labels[g] as GroupLabel)} (row ${rows[0]}) has 1`,
+        { details: { field: 'index', row: rows[0] } },
+      );
+    }
+    let best = rows[0] as number;
+    for (const r of rows) if ((scores[r] as number) > (scores[best] as number)) best = r;
+    let second = Number.NEGATIVE_INFINITY;
+    for (const r of rows) if (r !== best && (scores[r] as number) > second) second = scores[r] as number;
+    const gap = (scores[best] as number) - second;
+    if (gap === 0) return;
+    if (std === 'none') {
+      perRow[best] = gap;
+      return;
+    }
+    let sum = 0;
+    for (const r of rows) sum += scores[r] as number;
+    const mean = sum / rows.length;
+    let ss = 0;
+    for (const r of rows) ss += ((scores[r] as number) - mean) ** 2;
+    perRow[best] = gap / (Math.sqrt(ss / (rows.length - 1)) + epsilon);
+  });
+  const advantages = broadcastRows(perRow, responseMask, shape);
+  return { advantages, returns: advantages };
+}

@@ -1,0 +1,41 @@
+/**
+ * KL-in-reward helper, as verl's `core_algos.compute_rewards`.
+ */
+import { checkShape, type FloatArray, type Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { checkMatrix, rowSums } from './rowScores.js';
+
+/**
+ * verl `compute_rewards(token_level_scores, old_log_prob, ref_log_prob, kl_ratio)`:
+ * `token_level_scores − (old_log_prob − ref_log_prob)·kl_ratio`, elementwise on [B,T] (no mask),
+ * float32 out (each operation rounded to float32, as verl's tensors).
+ * Errors: SHAPE_MISMATCH, NON_FINITE in any input (row, token), BAD_ARGUMENT kl_ratio.
+ */
+export function computeRewards(
+  tokenLevelScores: FloatArray,
+  oldLogProb: FloatArray,
+  refLogProb: FloatArray,
+  shape: Shape2,
+  klRatio: number,
+): Float32Array {
+  if (typeof klRatio !== 'number' || !Number.isFinite(klRatio)) {
+    throw new LabError('BAD_ARGUMENT', `kl_ratio: expected a finite number, got ${klRatio}`, {
+      details: { field: 'kl_ratio', value: klRatio },
+    });
+  }
+  checkShape(shape);
+  checkMatrix(tokenLevelScores, shape, 'token_level_scores');
+  checkMatrix(oldLogProb, shape, 'old_log_prob');
+  checkMatrix(refLogProb, shape, 'ref_log_prob');
+  rowSums(tokenLevelScores, shape, 'token_level_scores');
+  rowSums(oldLogProb, shape, 'old_log_prob');
+  rowSums(refLogProb, shape, 'ref_log_prob');
+  const f32 = Math.fround;
+  const k = f32(klRatio);
+  const out = new Float32Array(tokenLevelScores.length);
+  for (let i = 0; i < out.length; i++) {
+    const kl = f32((oldLogProb[i] as number) - (refLogProb[i] as number));
+    out[i] = (tokenLevelScores[i] as number) - f32(kl * k);
+  }
+  return out;
+}

@@ -1,0 +1,216 @@
+/**
+ * Masked reductions of a [B,T] matrix, as verl's `verl/utils/torch_functional.py`
+ * (`masked_sum`, `masked_mean`, `masked_var`, `masked_whiten`). Reductions accumulate in float64.
+ *
+ * Where verl ignores a value (a masked position in a sum or mean: `torch.where(mask, x, 0)`), the lab
+ * ignores it too, NaN included. Where verl's output would be NaN or it raises (whitening with fewer
+ * than two valid tokens, a NaN that reaches the output), the lab throws a LabError.
+ */
+import { checkMask, checkShape, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { checkMatrix } from './rowScores.js';
+
+/** verl's masked_mean / masked_var denominator guard: `Σ m + 1e-8`. */
+export const MASKED_MEAN_EPS = 1e-8;
+/** verl's masked_whiten variance guard: `rsqrt(var + 1e-8)`. */
+export const WHITEN_EPS = 1e-8;
+
+/** Validates shape, lengths, the 0/1 mask, and finiteness of `values` where the mask is 1. */
+export function checkMasked(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  field = 'values',
+): void {
+  checkShape(shape);
+  checkMatrix(values, shape, field);
+  checkMatrix(mask, shape, 'mask');
+  checkMask(mask, shape.cols, 'mask');
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (mask[i] !== 0 && !Number.isFinite(v)) {
+      const row = Math.floor(i / shape.cols);
+      throw new LabError(
+        'NON_FINITE',
+        `${field}: value ${v} at row ${row}, token ${i - row * shape.cols} is not finite (mask is 1 there)`,
+        { details: { field, row, token: i - row * shape.cols, value: v } },
+      );
+    }
+  }
+}
+
+function sums(values: ArrayLike<number>, mask: MaskArray): { s: number; n: number } {
+  let s = 0;
+  let n = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (mask[i] !== 0) {
+      s += values[i] as number;
+      n += 1;
+    }
+  }
+  return { s, n };
+}
+
+/** `Σ_{b,t} x·m` (verl `masked_sum(values, mask)`; masked positions, NaN included, count as 0). */
+export function maskedSum(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  field = 'values',
+): number {
+  checkMasked(values, mask, shape, field);
+  return sums(values, mask).s;
+}
+
+/** Per-row `Σ_t x·m` (verl `masked_sum(values, mask, axis=-1)`), length B. */
+export function maskedRowSums(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  field = 'values',
+): Float64Array {
+  checkMasked(values, mask, shape, field);
+  const { rows, cols } = shape;
+  const out = new Float64Array(rows);
+  for (let b = 0; b < rows; b++) {
+    let s = 0;
+    for (let i = b * cols; i < (b + 1) * cols; i++) if (mask[i] !== 0) s += values[i] as number;
+    out[b] = s;
+  }
+  return out;
+}
+
+/** `Σ x·m / (Σ m + 1e-8)` (verl `masked_mean`); an all-zero mask gives 0, as in verl. */
+export function maskedMean(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  field = 'values',
+): number {
+  checkMasked(values, mask, shape, field);
+  const { s, n } = sums(values, mask);
+  return s / (n + MASKED_MEAN_EPS);
+}
+
+/** Per-row `Σ_t x·m / (Σ_t m + 1e-8)` (verl `masked_mean(values, mask, axis=-1)`); empty rows give 0. */
+export function maskedRowMeans(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  field = 'values',
+): Float64Array {
+  const rowSum = maskedRowSums(values, mask, shape, field);
+  const { rows, cols } = shape;
+  for (let b = 0; b < rows; b++) {
+    let n = 0;
+    for (let i = b * cols; i < (b + 1) * cols; i++) n += mask[i] !== 0 ? 1 : 0;
+    rowSum[b] = (rowSum[b] as number) / (n + MASKED_MEAN_EPS);
+  }
+  return rowSum;
+}
+
+export interface MaskedVarOptions {
+  /** `unbiased` multiplies by Σm/(Σm−1) (verl's default); `biased` is the plain masked mean of squares. */
+  correction?: 'unbiased' | 'biased';
+}
+
+function varianceOf(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  correction: 'unbiased' | 'biased',
+  field: string,
+) {
+  const { s, n } = sums(values, mask);
+  const mean = s / (n + MASKED_MEAN_EPS);
+  let ss = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (mask[i] !== 0) {
+      const d = (values[i] as number) - mean;
+      ss += d * d;
+    }
+  }
+  let variance = ss / (n + MASKED_MEAN_EPS);
+  if (correction === 'unbiased') {
+    if (n <= 1) {
+      throw new LabError(
+        'EMPTY_MASK',
+        `mask: the unbiased masked variance of ${field} needs at least 2 valid tokens, the mask has ${n}`,
+        { details: { field: 'mask', valid: n } },
+      );
+    }
+    variance *= n / (n - 1);
+  }
+  return { mean, variance };
+}
+
+/**
+ * verl `masked_var(values, mask, unbiased=True)`: `masked_mean((x − masked_mean(x))², m)`, times
+ * `Σm/(Σm−1)` when unbiased. Unbiased with Σm ≤ 1 → EMPTY_MASK (verl raises ValueError).
+ */
+export function maskedVar(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  options: MaskedVarOptions = {},
+  field = 'values',
+): number {
+  checkMasked(values, mask, shape, field);
+  return varianceOf(values, mask, options.correction ?? 'unbiased', field).variance;
+}
+
+export interface MaskedWhitenOptions {
+  /** `subtract` (verl shift_mean=True, default) or `keep` (shift_mean=False: the mean is added back). */
+  mean?: 'subtract' | 'keep';
+}
+
+/**
+ * verl `masked_whiten(values, mask, shift_mean=True)`: `(x − mean)·rsqrt(var + 1e-8)` with the masked
+ * mean and unbiased masked variance over the whole batch; the output is NOT re-masked (every position
+ * is transformed), so every value must be finite. [B,T] float32 out.
+ * Errors: EMPTY_MASK when Σm ≤ 1 (verl raises), NON_FINITE anywhere in `values` (verl would output NaN).
+ */
+export function maskedWhiten(
+  values: ArrayLike<number>,
+  mask: MaskArray,
+  shape: Shape2,
+  options: MaskedWhitenOptions = {},
+  field = 'values',
+): Float32Array {
+  checkMasked(values, mask, shape, field);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (!Number.isFinite(v)) {
+      const row = Math.floor(i / shape.cols);
+      throw new LabError(
+        'NON_FINITE',
+        `${field}: value ${v} at row ${row}, token ${i - row * shape.cols} is not finite (whitening transforms every position)`,
+        { details: { field, row, token: i - row * shape.cols, value: v } },
+      );
+    }
+  }
+  const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
+  return whitenWith(values, mean, variance, options.mean ?? 'subtract');
+}
+
+/** `(x − mean)/sqrt(var + 1e-8)` (+ mean with 'keep') into a new Float32Array; no validation. */
+export function whitenWith(
+  values: ArrayLike<number>,
+  mean: number,
+  variance: number,
+  shift: 'subtract' | 'keep',
+): Float32Array {
+  const r = 1 / Math.sqrt(variance + WHITEN_EPS);
+  const back = shift === 'keep' ? mean : 0;
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = ((values[i] as number) - mean) * r + back;
+  return out;
+}
+
+/**
+ * Whitening as verl's estimators call it, on values the caller already validated (finite everywhere):
+ * masked mean and unbiased masked variance, EMPTY_MASK when Σm ≤ 1.
+ */
+export function whitenValidated(values: FloatArray, mask: MaskArray, field: string): Float32Array {
+  const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
+  return whitenWith(values, mean, variance, 'subtract');
+}

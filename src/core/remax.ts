@@ -1,0 +1,57 @@
+/**
+ * ReMax (https://arxiv.org/abs/2310.10505) as verl's `compute_remax_outcome_advantage` ("remax").
+ */
+
+import type { AdvantageReturn } from './advantage.js';
+import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { checkMaskRows } from './reinforcePlusPlus.js';
+import { checkBatch, rowSums } from './rowScores.js';
+
+/**
+ * verl `compute_remax_outcome_advantage`: `returns[b,t] = Σ_{t' ≥ t} r[b,t']·m[b,t']` (reverse cumsum of
+ * the masked rewards), `advantages = returns − reward_baselines[b]·m[b,t]` ([B] baselines, from the greedy
+ * rollout). No whitening; advantages are not re-masked, so a mask-0 hole before later valid rewards keeps
+ * its return (as in verl). `returns` is a separate array.
+ * Errors: SHAPE_MISMATCH baselines length, NON_FINITE rewards or baselines, BAD_MASK, shape errors.
+ */
+export function remaxAdvantage(
+  tokenLevelRewards: FloatArray,
+  rewardBaselines: ArrayLike<number>,
+  responseMask: MaskArray,
+  shape: Shape2,
+): AdvantageReturn {
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  const { rows, cols } = shape;
+  if (rewardBaselines.length !== rows) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `reward_baselines: expected ${rows} values (one per row), got ${rewardBaselines.length}`,
+      { details: { field: 'reward_baselines', expected: rows, actual: rewardBaselines.length } },
+    );
+  }
+  for (let b = 0; b < rows; b++) {
+    const v = rewardBaselines[b] as number;
+    if (!Number.isFinite(v)) {
+      throw new LabError('NON_FINITE', `reward_baselines: value ${v} at row ${b} is not finite`, {
+        details: { field: 'reward_baselines', row: b, value: v },
+      });
+    }
+  }
+  rowSums(tokenLevelRewards, shape);
+  checkMaskRows(responseMask, shape);
+  const returns = new Float32Array(rows * cols);
+  const advantages = new Float32Array(rows * cols);
+  for (let b = 0; b < rows; b++) {
+    const base = Math.fround(rewardBaselines[b] as number);
+    let acc = 0;
+    for (let t = cols - 1; t >= 0; t--) {
+      const i = b * cols + t;
+      if (responseMask[i] === 1) acc += tokenLevelRewards[i] as number;
+      const ret = Math.fround(acc);
+      returns[i] = ret;
+      advantages[i] = responseMask[i] === 1 ? ret - base : ret;
+    }
+  }
+  return { advantages, returns };
+}

@@ -1,0 +1,66 @@
+/**
+ * RLOO outcome advantages (REINFORCE leave-one-out, https://arxiv.org/abs/2402.14740), as verl's
+ * `compute_rloo_outcome_advantage` ("rloo") and `compute_rloo_vectorized_outcome_advantage`
+ * ("rloo_vectorized"). The two differ on groups of one: the loop version returns the score itself,
+ * the vectorized one returns 0.
+ */
+
+import { type AdvantageReturn, groupMoments } from './advantage.js';
+import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import { factorizeLabels } from './groupwise.js';
+import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+
+export type RlooSingleton = 'score' | 'zero';
+
+function rloo(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+  singleton: RlooSingleton,
+): AdvantageReturn {
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkLabels(index, shape.rows);
+  const scores = rowSums(tokenLevelRewards, shape);
+  const groups = factorizeLabels(index, shape.rows);
+  const { count, mean } = groupMoments(scores, groups);
+  const perRow = new Float64Array(shape.rows);
+  for (let b = 0; b < shape.rows; b++) {
+    const g = groups.ids[b] as number;
+    const n = count[g] as number;
+    const s = scores[b] as number;
+    // n/(n-1)·(s − mean) = s − mean of the other n−1 members; exactly 0 for an all-equal group.
+    perRow[b] = n > 1 ? ((s - (mean[g] as number)) * n) / (n - 1) : singleton === 'score' ? s : 0;
+  }
+  const advantages = broadcastRows(perRow, responseMask, shape);
+  return { advantages, returns: advantages };
+}
+
+/**
+ * verl `compute_rloo_outcome_advantage` ("rloo"): `s_b = Σ_t r[b,t]` (all positions), grouped by
+ * `index` (exact equality); `a = n/(n−1)·s − n/(n−1)·mean_g` = s minus the mean of the other members;
+ * a group of one keeps `a = s`. `advantages = a·m` ([B,T] float32, +0 under a 0 mask);
+ * `returns` is the same object.
+ */
+export function rlooAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+): AdvantageReturn {
+  return rloo(tokenLevelRewards, responseMask, index, shape, 'score');
+}
+
+/**
+ * verl `compute_rloo_vectorized_outcome_advantage` ("rloo_vectorized"):
+ * `a = (n·s − Σ_g s)/max(n−1, 1)·[n > 1]`, so a group of one gets 0 (unlike {@link rlooAdvantage}).
+ * verl groups with `np.unique(index)` on the object array, i.e. by equality, as here.
+ */
+export function rlooVectorizedAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+): AdvantageReturn {
+  return rloo(tokenLevelRewards, responseMask, index, shape, 'zero');
+}
