@@ -7,6 +7,7 @@ import type { Experiment } from './types.js';
 
 const loaders: Record<string, () => Promise<Experiment>> = {
   // one line per experiment: name -> lazy import
+  agent: async () => (await import('./agent.js')).agent,
 };
 
 export function experimentNames(): string[] {

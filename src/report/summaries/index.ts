@@ -9,6 +9,7 @@ export type Formatter = (record: RunRecord) => string;
 
 const formatters: Record<string, () => Promise<Formatter>> = {
   // one line per experiment: name -> lazy import of its formatter
+  agent: async () => (await import('./agent.js')).formatAgent,
 };
 
 export function formatGeneric(record: RunRecord): string {
