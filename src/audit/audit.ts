@@ -1,0 +1,373 @@
+/**
+ * `labs audit`: the course's diagnostics over a real run's rollout dumps. Reads the dump through
+ * DuckDB (reader.ts), streams the rows group by group into the core group classification
+ * (aggregate.ts), and returns a RunRecord (experiment `audit`) so `--json`, `--out` and
+ * `labs report` treat it like any run.
+ *
+ * Definitions (also in README "labs audit"):
+ *  - group = (step, group label); zero-variance group = >= 2 members, all rewards equal
+ *    (all_wrong <= fail value, all_right >= pass value, all_equal_other in between); singletons apart;
+ *    zero_variance_group_fraction = zero-variance groups / all groups (singletons included).
+ *  - correct sample = reward >= pass value; a task is always solved (every sample correct), never
+ *    solved (no sample correct) or sometimes solved; its wasted samples sit in zero-variance groups.
+ *  - token denominators: see aggregate.ts (`tokenDenominators`), with the whole dump as one batch in
+ *    `metrics.denominators` and per step in `tables.steps`.
+ */
+import type { LossAggMode } from '../core/aggLoss.js';
+import type { JsonValue, RunRecord } from '../experiments/types.js';
+import { VERSION } from '../experiments/version.js';
+import {
+  type AuditAggregate,
+  AuditAggregator,
+  type KindCounts,
+  type TaskStats,
+  tokenDenominators,
+  zeroVariance,
+} from './aggregate.js';
+import { openDuckSession } from './duckdb.js';
+import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
+import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
+
+export interface AuditOptions {
+  preset: AuditPresetName;
+  /** `--col-<name> SOURCE` overrides, keyed by canonical column name. */
+  columns: Record<string, string>;
+  /** `--reward COL`: one column as the reward (TRL: instead of the sum of reward columns). */
+  reward: string | null;
+  skipBadRows: boolean;
+  /** An all-equal group at or below this reward is all_wrong. Default 0. */
+  failValue: number;
+  /** An all-equal group at or above it is all_right; a sample at or above it is correct. Default 1. */
+  passValue: number;
+  /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
+  memoryLimit?: string;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export const AUDIT_DEFAULTS = {
+  preset: 'generic',
+  columns: {},
+  reward: null,
+  skipBadRows: false,
+  failValue: 0,
+  passValue: 1,
+} as const satisfies Partial<AuditOptions>;
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function ratio(a: number, b: number): number {
+  return b === 0 ? 0 : a / b;
+}
+
+/** Runs the audit of `path` and returns its record. Errors are LabErrors naming file and line/row. */
+export async function runAudit(path: string, options: Partial<AuditOptions> = {}): Promise<RunRecord> {
+  const started = performance.now();
+  const opts: AuditOptions = { ...AUDIT_DEFAULTS, ...options };
+  const preset = auditPreset(opts.preset);
+  const mapping = resolveColumns(preset, opts.columns, opts.reward);
+  const aggregator = new AuditAggregator({
+    failValue: opts.failValue,
+    passValue: opts.passValue,
+    recompute: preset.recompute,
+  });
+  const dump = await listDumpFiles(path, preset);
+  const db = await openDuckSession(opts.memoryLimit === undefined ? {} : { memoryLimit: opts.memoryLimit });
+  try {
+    const loaded = await loadDump(db, dump, preset, mapping, { skipBadRows: opts.skipBadRows });
+    let done = 0;
+    await db.stream(
+      `SELECT gid, tid, CAST(step AS DOUBLE), reward, length, CAST(action AS DOUBLE), CAST(env AS DOUBLE), truncated, advantage
+       FROM audit_rows ORDER BY gid`,
+      (chunk) => {
+        const cols = [0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => chunk.column(i));
+        const [gid, tid, step, reward, length, action, env, truncated, advantage] = cols as [
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+          (typeof cols)[0],
+        ];
+        for (let i = 0; i < chunk.rowCount; i++) {
+          aggregator.push({
+            gid: gid.getItem(i) as number,
+            tid: tid.getItem(i) as number,
+            step: step.getItem(i) as number,
+            reward: reward.getItem(i) as number,
+            length: num(length.getItem(i)),
+            action: num(action.getItem(i)),
+            env: num(env.getItem(i)),
+            truncated: truncated.getItem(i) as boolean | null,
+            advantage: num(advantage.getItem(i)),
+          });
+        }
+        done += chunk.rowCount;
+        opts.onProgress?.(done, loaded.rowsKept);
+      },
+    );
+    const agg = aggregator.finish();
+    const taskRows = await db.all('SELECT tid, any_value(task) AS task FROM audit_rows GROUP BY tid');
+    const taskText = new Map(taskRows.map((r) => [Number(r.tid), String(r.task)]));
+    const rewardDist = await rewardDistribution(db);
+    const lengths = await db.all(
+      `SELECT reward >= ${opts.passValue} AS correct, count(*) AS samples, avg(length) AS mean,
+              median(length) AS median, quantile_cont(length, 0.9) AS p90
+       FROM audit_rows WHERE length IS NOT NULL GROUP BY 1 ORDER BY 1 DESC`,
+    );
+    return buildRecord(path, opts, loaded, agg, taskText, rewardDist, lengths, performance.now() - started);
+  } finally {
+    db.close();
+  }
+}
+
+/** Distinct values with counts when there are at most 20, else 10 equal-width bins. */
+async function rewardDistribution(
+  db: Awaited<ReturnType<typeof openDuckSession>>,
+): Promise<Record<string, JsonValue>[]> {
+  const s = (
+    await db.all('SELECT count(DISTINCT reward) AS k, min(reward) AS lo, max(reward) AS hi FROM audit_rows')
+  )[0];
+  const k = Number(s?.k ?? 0);
+  if (k <= 20) {
+    const rows = await db.all(
+      'SELECT reward AS value, count(*) AS n FROM audit_rows GROUP BY reward ORDER BY reward',
+    );
+    return rows.map((r) => ({ value: Number(r.value), samples: Number(r.n) }));
+  }
+  const lo = Number(s?.lo);
+  const hi = Number(s?.hi);
+  const width = (hi - lo) / 10;
+  const rows = await db.all(
+    `SELECT least(CAST(floor((reward - ${lo}) / ${width}) AS INTEGER), 9) AS bin, count(*) AS n
+     FROM audit_rows GROUP BY 1 ORDER BY 1`,
+  );
+  return rows.map((r) => ({
+    bin_lo: lo + Number(r.bin) * width,
+    bin_hi: lo + (Number(r.bin) + 1) * width,
+    samples: Number(r.n),
+  }));
+}
+
+function solveStatus(t: TaskStats): 'always solved' | 'never solved' | 'sometimes solved' {
+  if (t.correct === t.samples) return 'always solved';
+  if (t.correct === 0) return 'never solved';
+  return 'sometimes solved';
+}
+
+function kindMetrics(k: KindCounts): Record<string, number> {
+  const zv = zeroVariance(k);
+  return {
+    groups: k.groups,
+    all_wrong_groups: k.all_wrong,
+    all_right_groups: k.all_right,
+    all_equal_other_groups: k.all_equal_other,
+    mixed_groups: k.mixed,
+    singleton_groups: k.singleton,
+    zero_variance_groups: zv,
+    zero_variance_group_fraction: ratio(zv, k.groups),
+    zero_variance_fraction_of_multi_member_groups: ratio(zv, k.groups - k.singleton),
+  };
+}
+
+function halves(agg: AuditAggregate): Record<string, number> {
+  const steps = agg.steps;
+  if (steps.length < 2) return {};
+  const mid = Math.floor(steps.length / 2);
+  const sum = (part: typeof steps) => {
+    const k = { groups: 0, zv: 0, right: 0, wrong: 0 };
+    for (const s of part) {
+      k.groups += s.groups;
+      k.zv += zeroVariance(s);
+      k.right += s.all_right;
+      k.wrong += s.all_wrong;
+    }
+    return k;
+  };
+  const a = sum(steps.slice(0, mid));
+  const b = sum(steps.slice(mid));
+  return {
+    zero_variance_fraction_first_half: ratio(a.zv, a.groups),
+    zero_variance_fraction_second_half: ratio(b.zv, b.groups),
+    all_right_fraction_first_half: ratio(a.right, a.groups),
+    all_right_fraction_second_half: ratio(b.right, b.groups),
+    all_wrong_fraction_first_half: ratio(a.wrong, a.groups),
+    all_wrong_fraction_second_half: ratio(b.wrong, b.groups),
+  };
+}
+
+function buildRecord(
+  path: string,
+  opts: AuditOptions,
+  loaded: LoadedDump,
+  agg: AuditAggregate,
+  taskText: Map<number, string>,
+  rewardDist: Record<string, JsonValue>[],
+  lengths: Record<string, unknown>[],
+  wallMs: number,
+): RunRecord {
+  const notes: string[] = [];
+  if (loaded.badRows > 0) {
+    notes.push(`skipped ${loaded.badRows} bad row(s) of ${loaded.rowsRead} (--skip-bad-rows); first ones:`);
+    notes.push(...formatBadRows(loaded.badExamples).map((l) => `  ${l}`));
+  }
+  if (agg.mixedTaskGroups > 0) {
+    notes.push(
+      `${agg.mixedTaskGroups} group(s) hold more than one task: their group label is shared by different tasks, so their advantages compare tasks of different difficulty`,
+    );
+  }
+  const metrics: Record<string, JsonValue> = {
+    rows: agg.rows,
+    rows_read: loaded.rowsRead,
+    bad_rows_skipped: loaded.badRows,
+    files: loaded.files.length,
+    steps: agg.steps.length,
+    ...kindMetrics(agg.kinds),
+    wasted_samples: agg.tasks.reduce((s, t) => s + t.wastedSamples, 0),
+    mean_reward: ratio(agg.rewardSum, agg.rows),
+    correct_fraction: ratio(agg.correct, agg.rows),
+    tasks: agg.tasks.length,
+    tasks_always_solved: agg.tasks.filter((t) => solveStatus(t) === 'always solved').length,
+    tasks_never_solved: agg.tasks.filter((t) => solveStatus(t) === 'never solved').length,
+    tasks_sometimes_solved: agg.tasks.filter((t) => solveStatus(t) === 'sometimes solved').length,
+    mixed_task_groups: agg.mixedTaskGroups,
+    pass_value: opts.passValue,
+    fail_value: opts.failValue,
+    length_unit: loaded.lengthUnit,
+    ...halves(agg),
+  };
+  metrics.wasted_sample_fraction = ratio(metrics.wasted_samples as number, agg.rows);
+  if (agg.truncation) {
+    metrics.truncated_samples = agg.truncation.truncated;
+    metrics.truncated_fraction = ratio(agg.truncation.truncated, agg.truncation.rows);
+  }
+  if (agg.tokens) {
+    const t = agg.tokens;
+    metrics.action_tokens = t.action;
+    metrics.env_tokens = t.env;
+    metrics.zero_advantage_action_tokens = t.zeroAdvantageAction;
+    metrics.zero_advantage_token_fraction = ratio(t.zeroAdvantageAction, t.action);
+    metrics.denominators = tokenDenominators(t);
+  }
+  if (agg.advantageCheck) {
+    const c = agg.advantageCheck;
+    metrics.advantage_convention = c.convention;
+    metrics.logged_advantages_compared = c.compared;
+    metrics.logged_advantages_differing = c.differing;
+    metrics.logged_advantage_max_abs_diff = c.maxAbsDiff;
+    metrics.logged_advantages_in_singleton_groups = c.skippedSingletonRows;
+  }
+
+  const perTask = agg.tasks
+    .map((t) => {
+      const zv = zeroVariance(t);
+      return {
+        task: taskText.get(t.tid) ?? String(t.tid),
+        groups: t.groups,
+        samples: t.samples,
+        zero_variance_groups: zv,
+        zero_variance_fraction: ratio(zv, t.groups),
+        all_wrong_groups: t.all_wrong,
+        all_right_groups: t.all_right,
+        singleton_groups: t.singleton,
+        mixed_groups: t.mixed,
+        mean_reward: ratio(t.rewardSum, t.samples),
+        solve_rate: ratio(t.correct, t.samples),
+        status: solveStatus(t),
+        wasted_samples: t.wastedSamples,
+        first_step: t.firstStep,
+        last_step: t.lastStep,
+      };
+    })
+    .sort((a, b) => b.wasted_samples - a.wasted_samples || (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
+
+  const steps = agg.steps.map((s) => {
+    const zv = zeroVariance(s);
+    const row: Record<string, JsonValue> = {
+      step: s.step,
+      rows: s.rows,
+      groups: s.groups,
+      all_wrong_groups: s.all_wrong,
+      all_right_groups: s.all_right,
+      all_equal_other_groups: s.all_equal_other,
+      mixed_groups: s.mixed,
+      singleton_groups: s.singleton,
+      zero_variance_fraction: ratio(zv, s.groups),
+      all_wrong_fraction: ratio(s.all_wrong, s.groups),
+      all_right_fraction: ratio(s.all_right, s.groups),
+      mean_reward: ratio(s.rewardSum, s.rows),
+      correct_fraction: ratio(s.correct, s.rows),
+    };
+    if (agg.truncation) row.truncated_fraction = ratio(s.truncated, s.rows);
+    if (agg.tokens) {
+      row.action_tokens = s.tokens.action;
+      row.env_tokens = s.tokens.env;
+      row.zero_advantage_action_tokens = s.tokens.zeroAdvantageAction;
+      for (const [mode, d] of Object.entries(tokenDenominators(s.tokens)) as [LossAggMode, number][]) {
+        row[`denominator ${mode}`] = d;
+      }
+    }
+    return row;
+  });
+
+  const curves: Record<string, number[]> = {
+    update: agg.steps.map((s) => s.step),
+    'zero_variance.all_wrong': steps.map((s) => s.all_wrong_fraction as number),
+    'zero_variance.all_right': steps.map((s) => s.all_right_fraction as number),
+    'zero_variance.total': steps.map((s) => s.zero_variance_fraction as number),
+    'reward.mean': steps.map((s) => s.mean_reward as number),
+    'reward.correct_fraction': steps.map((s) => s.correct_fraction as number),
+  };
+  if (agg.tokens) curves['tokens.token-mean denominator'] = agg.steps.map((s) => s.tokens.action);
+
+  const lengthRows = lengths.map((r) => ({
+    correct: Boolean(r.correct),
+    samples: Number(r.samples),
+    mean_length: Number(r.mean),
+    median_length: Number(r.median),
+    p90_length: Number(r.p90),
+    unit: loaded.lengthUnit,
+  }));
+
+  return {
+    experiment: 'audit',
+    seed: 0,
+    version: VERSION,
+    config: {
+      path,
+      preset: opts.preset,
+      columns: loaded.columns as Record<string, JsonValue>,
+      reward_columns: loaded.rewardColumns,
+      skip_bad_rows: opts.skipBadRows,
+      pass_value: opts.passValue,
+      fail_value: opts.failValue,
+      format: loaded.format,
+    },
+    metrics,
+    curves,
+    tables: {
+      per_task: perTask,
+      steps,
+      group_sizes: [...agg.groupSizes.entries()].map(([size, groups]) => ({ size, groups })),
+      reward_distribution: rewardDist,
+      length_by_correctness: lengthRows,
+      bad_rows: loaded.badExamples.map((b) => ({
+        file: b.file,
+        line: b.line ?? null,
+        row: b.row ?? null,
+        problem: b.problem,
+      })),
+    },
+    notes,
+    plots: {
+      zero_variance: { title: 'Zero-variance groups per step', y: 'fraction of groups', x: 'step' },
+      reward: { title: 'Reward per step', y: 'reward / fraction correct', x: 'step' },
+      ...(agg.tokens
+        ? { tokens: { title: 'token-mean denominator per step', y: 'action tokens', x: 'step' } }
+        : {}),
+    },
+    timing: { wall_ms: wallMs },
+  };
+}

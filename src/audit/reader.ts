@@ -1,0 +1,496 @@
+/**
+ * Readers for rollout dumps: JSONL and Parquet through DuckDB, mapped onto the canonical audit row
+ * (see presets.ts), validated row by row in SQL, and materialised as the temp table `audit_rows`:
+ *
+ *   gid INTEGER   dense group id, ordered by (step, group label)
+ *   tid INTEGER   dense task id, ordered by task text
+ *   step BIGINT, task VARCHAR, reward DOUBLE,
+ *   length DOUBLE (tokens when token counts are known, else characters of the response, else NULL),
+ *   action BIGINT, env BIGINT, truncated BOOLEAN, advantage DOUBLE   (NULL when the dump lacks them)
+ *
+ * A malformed row (bad JSON line, missing field, non-numeric or non-finite reward, step that is not an
+ * integer, mask that is not 0/1) is a LabError naming the file and the line (JSONL, 1-based physical
+ * line) or row (Parquet, 0-based row number); with `skipBadRows` it is dropped and counted instead.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { LabError } from '../core/errors.js';
+import { type DuckSession, duckError, sqlIdent, sqlString } from './duckdb.js';
+import {
+  type AuditPreset,
+  type CanonicalColumn,
+  type DumpFormat,
+  TRL_NON_REWARD_COLUMNS,
+} from './presets.js';
+
+export interface DumpFiles {
+  files: string[];
+  format: DumpFormat;
+}
+
+/** Where a bad row is: `line` (JSONL, 1-based physical line) or `row` (Parquet, 0-based). */
+export interface BadRow {
+  file: string;
+  line?: number;
+  row?: number;
+  problem: string;
+}
+
+export interface LoadedDump {
+  files: string[];
+  format: DumpFormat;
+  /** Effective source column of each canonical column that is present. */
+  columns: Partial<Record<CanonicalColumn, string>>;
+  /** Canonical columns the dump actually has (required ones always). */
+  present: CanonicalColumn[];
+  /** TRL: the reward columns that were summed (or the one chosen). */
+  rewardColumns: string[];
+  rowsRead: number;
+  rowsKept: number;
+  badRows: number;
+  /** Up to five located bad rows (first files first). */
+  badExamples: BadRow[];
+  /** Unit of `audit_rows.length`. */
+  lengthUnit: 'tokens' | 'characters' | null;
+}
+
+export interface LoadOptions {
+  skipBadRows: boolean;
+}
+
+const FORMAT_OF_EXT: Record<string, DumpFormat> = {
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.json': 'jsonl',
+  '.parquet': 'parquet',
+};
+
+/** First integer in a file name (`12.jsonl`, `completions_00012.parquet`), for step order. */
+function stepOfName(name: string): number {
+  const m = /\d+/.exec(name);
+  return m ? Number(m[0]) : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The dump's files: `path` itself if it is a file, else the directory's entries that match the
+ * preset's pattern, ordered by the first number in the name (the step), then by name.
+ */
+export async function listDumpFiles(path: string, preset: AuditPreset): Promise<DumpFiles> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (e) {
+    throw new LabError('IO_ERROR', `${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? e})`, {
+      cause: e,
+      details: { file: path },
+    });
+  }
+  let files: string[];
+  if (info.isDirectory()) {
+    const names = (await readdir(path)).filter((n) => preset.filePattern.test(n));
+    names.sort((a, b) => stepOfName(a) - stepOfName(b) || (a < b ? -1 : a > b ? 1 : 0));
+    files = names.map((n) => join(path, n));
+    if (files.length === 0) {
+      throw new LabError(
+        'IO_ERROR',
+        `${path}: no dump files for preset '${preset.name}' (expected names matching ${preset.filePattern})`,
+        { details: { file: path } },
+      );
+    }
+  } else {
+    files = [path];
+  }
+  const formats = new Set(files.map((f) => FORMAT_OF_EXT[extname(f).toLowerCase()]));
+  if (formats.has(undefined)) {
+    const odd = files.find((f) => FORMAT_OF_EXT[extname(f).toLowerCase()] === undefined) as string;
+    throw new LabError('BAD_ARGUMENT', `${odd}: unknown file type (expected .jsonl or .parquet)`, {
+      details: { file: odd },
+    });
+  }
+  if (formats.size > 1) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `${path}: mixes JSONL and Parquet files; point the audit at one format at a time`,
+      { details: { file: path } },
+    );
+  }
+  const format = [...formats][0] as DumpFormat;
+  if (preset.format !== 'by-extension' && preset.format !== format) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `${files[0]}: preset '${preset.name}' reads ${preset.format} files, this is ${format}`,
+      { details: { file: files[0] } },
+    );
+  }
+  return { files, format };
+}
+
+const RAW: Record<CanonicalColumn, string> = {
+  step: 'r_step',
+  group: 'r_group',
+  task: 'r_task',
+  reward: 'r_reward',
+  response: 'r_response',
+  action_tokens: 'r_action',
+  env_tokens: 'r_env',
+  truncated: 'r_truncated',
+  mask: 'r_mask',
+  advantage: 'r_advantage',
+};
+
+interface SourcePlan {
+  files: string[];
+  format: DumpFormat;
+  /** Canonical column -> source column, for the columns that exist in the files. */
+  columns: Partial<Record<CanonicalColumn, string>>;
+  rewardRule: AuditPreset['reward'];
+  rewardColumns: string[];
+  ignoreErrors: boolean;
+}
+
+function fileList(files: readonly string[]): string {
+  return `[${files.map(sqlString).join(', ')}]`;
+}
+
+/** The raw relation: `__file`, `__pos` and one `r_*` column per mapped canonical column. */
+function sourceSql(plan: SourcePlan, files: readonly string[], withPosition: boolean): string {
+  const sources = new Set<string>(Object.values(plan.columns));
+  for (const c of plan.rewardColumns) sources.add(c);
+  const select = (Object.entries(plan.columns) as [CanonicalColumn, string][]).map(
+    ([canon, src]) => `${sqlIdent(src)} AS ${RAW[canon]}`,
+  );
+  for (const [i, c] of plan.rewardColumns.entries()) select.push(`${sqlIdent(c)} AS r_rew_${i}`);
+  if (plan.format === 'jsonl') {
+    const maskSource = plan.columns.mask;
+    const declared = [...sources]
+      .map((s) => `${sqlString(s)}: ${s === maskSource ? "'JSON'" : "'VARCHAR'"}`)
+      .join(', ');
+    return `SELECT __file, ${withPosition ? 'ordinality' : 'NULL'} AS __pos, ${select.join(', ')}
+      FROM read_json(${fileList(files)}, format='newline_delimited', filename='__file',
+        columns={${declared}}, ignore_errors=${plan.ignoreErrors ? 'true' : 'false'})
+      ${withPosition ? 'WITH ORDINALITY' : ''}`;
+  }
+  return `SELECT __file, file_row_number AS __pos, ${select.join(', ')}
+    FROM read_parquet(${fileList(files)}, filename='__file', file_row_number=true, union_by_name=true)`;
+}
+
+/** Typed canonical columns plus `problem` (NULL for a good row), over the raw relation. */
+function typedSql(plan: SourcePlan, source: string): string {
+  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const name = (c: CanonicalColumn) => JSON.stringify(plan.columns[c]);
+  const shown = (raw: string) => `left(CAST(${raw} AS VARCHAR), 40)`;
+  const rewardExpr =
+    plan.rewardRule === 'column'
+      ? 'TRY_CAST(r_reward AS DOUBLE)'
+      : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
+  const checks: string[] = [];
+  const rawCols = [
+    ...(Object.keys(plan.columns) as CanonicalColumn[]).map((c) => RAW[c]),
+    ...plan.rewardColumns.map((_, i) => `r_rew_${i}`),
+  ];
+  checks.push(
+    `WHEN ${rawCols.map((c) => `${c} IS NULL`).join(' AND ')} THEN 'malformed line or none of the expected fields'`,
+  );
+  checks.push(`WHEN r_step IS NULL THEN 'missing step (field ${name('step')})'`);
+  checks.push(
+    `WHEN step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d) THEN 'step is not an integer: ' || ${shown('r_step')}`,
+  );
+  checks.push(`WHEN r_group IS NULL THEN 'missing group label (field ${name('group')})'`);
+  checks.push(`WHEN r_task IS NULL THEN 'missing task (field ${name('task')})'`);
+  if (plan.rewardRule === 'column') {
+    checks.push(`WHEN r_reward IS NULL THEN 'missing reward (field ${name('reward')})'`);
+    checks.push(`WHEN reward IS NULL THEN 'reward is not a number: ' || ${shown('r_reward')}`);
+  } else {
+    checks.push(`WHEN reward IS NULL THEN 'no reward column has a value (${plan.rewardColumns.join(', ')})'`);
+  }
+  checks.push(`WHEN NOT isfinite(reward) THEN 'reward is not finite: ' || CAST(reward AS VARCHAR)`);
+  const countCheck = (c: CanonicalColumn, raw: string, typed: string) => {
+    if (!has(c)) return;
+    checks.push(`WHEN ${raw} IS NULL THEN 'missing ${c} (field ${name(c)})'`);
+    checks.push(
+      `WHEN ${typed} IS NULL OR NOT isfinite(${typed}) OR ${typed} < 0 OR ${typed} <> floor(${typed}) THEN '${c} is not a non-negative integer: ' || ${shown(raw)}`,
+    );
+  };
+  countCheck('action_tokens', 'r_action', 'action_d');
+  countCheck('env_tokens', 'r_env', 'env_d');
+  if (has('truncated')) {
+    checks.push(`WHEN r_truncated IS NULL THEN 'missing truncated (field ${name('truncated')})'`);
+    checks.push(`WHEN truncated IS NULL THEN 'truncated is not a boolean: ' || ${shown('r_truncated')}`);
+  }
+  if (has('mask')) {
+    checks.push(`WHEN r_mask IS NULL THEN 'missing mask (field ${name('mask')})'`);
+    checks.push(
+      `WHEN mask_l IS NULL OR len(list_filter(mask_l, x -> x IS NULL OR (x <> 0 AND x <> 1))) > 0 THEN 'mask is not an array of 0/1: ' || ${shown('r_mask')}`,
+    );
+  }
+  if (has('advantage')) {
+    checks.push(`WHEN r_advantage IS NULL THEN 'missing advantage (field ${name('advantage')})'`);
+    checks.push(
+      `WHEN advantage IS NULL OR NOT isfinite(advantage) THEN 'advantage is not a finite number: ' || ${shown('r_advantage')}`,
+    );
+  }
+  if (has('response')) {
+    checks.push(`WHEN r_response IS NULL THEN 'missing response (field ${name('response')})'`);
+  }
+  const opt = (c: CanonicalColumn, expr: string, type: string) => (has(c) ? expr : `NULL::${type}`);
+  return `SELECT *, CASE ${checks.join('\n      ')} ELSE NULL END AS problem FROM (
+    SELECT *,
+      TRY_CAST(r_step AS DOUBLE) AS step_d,
+      CAST(r_group AS VARCHAR) AS grp,
+      CAST(r_task AS VARCHAR) AS task,
+      ${rewardExpr} AS reward,
+      ${opt('response', 'length(CAST(r_response AS VARCHAR))', 'BIGINT')} AS resp_len,
+      ${opt('action_tokens', 'TRY_CAST(r_action AS DOUBLE)', 'DOUBLE')} AS action_d,
+      ${opt('env_tokens', 'TRY_CAST(r_env AS DOUBLE)', 'DOUBLE')} AS env_d,
+      ${opt('truncated', 'TRY_CAST(r_truncated AS BOOLEAN)', 'BOOLEAN')} AS truncated,
+      ${opt('mask', 'TRY_CAST(r_mask AS DOUBLE[])', 'DOUBLE[]')} AS mask_l,
+      ${opt('advantage', 'TRY_CAST(r_advantage AS DOUBLE)', 'DOUBLE')} AS advantage
+    FROM (${source}))`;
+}
+
+/** Turns DuckDB's "Malformed JSON in file "F", at byte B in line L: reason" into a LabError naming F and L. */
+function malformedJsonError(e: unknown): LabError {
+  const message = e instanceof Error ? e.message : String(e);
+  const m = /Malformed JSON in file "(.*?)", at byte \d+ in (?:line|record\/value) (\d+): ([^\n]*)/.exec(
+    message,
+  );
+  if (m) {
+    const file = m[1] as string;
+    const line = Number(m[2]);
+    return new LabError(
+      'PARSE_ERROR',
+      `${file} line ${line}: malformed JSON (${(m[3] as string).trim().replace(/\.$/, '')}); use --skip-bad-rows to skip such lines`,
+      { cause: e, details: { file, line } },
+    );
+  }
+  return duckError(e, 'reading the dump', 'PARSE_ERROR');
+}
+
+/** Maps 1-based record ordinals of a JSONL file (DuckDB skips blank lines) to physical line numbers. */
+export async function jsonlLinesOfRecords(file: string, ordinals: readonly number[]): Promise<number[]> {
+  const text = await readFile(file, 'utf8');
+  const wanted = new Map<number, number>();
+  const sorted = [...ordinals].sort((a, b) => a - b);
+  let record = 0;
+  let line = 0;
+  let start = 0;
+  let k = 0;
+  while (start <= text.length && k < sorted.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    line += 1;
+    if (text.slice(start, end).trim() !== '') {
+      record += 1;
+      while (k < sorted.length && sorted[k] === record) {
+        wanted.set(record, line);
+        k += 1;
+      }
+    }
+    start = end + 1;
+  }
+  return ordinals.map((o) => wanted.get(o) ?? o);
+}
+
+function describeBad(b: BadRow): string {
+  return b.line !== undefined ? `${b.file} line ${b.line}` : `${b.file} row ${b.row}`;
+}
+
+/** Loads and validates a dump into `audit_rows`. */
+export async function loadDump(
+  db: DuckSession,
+  dump: DumpFiles,
+  preset: AuditPreset,
+  mapping: { columns: Partial<Record<CanonicalColumn, string>>; rewardRule: AuditPreset['reward'] },
+  options: LoadOptions,
+): Promise<LoadedDump> {
+  const plan: SourcePlan = {
+    files: dump.files,
+    format: dump.format,
+    columns: { ...mapping.columns },
+    rewardRule: mapping.rewardRule,
+    rewardColumns: [],
+    ignoreErrors: options.skipBadRows,
+  };
+  if (plan.rewardRule === 'sum-of-numeric-columns') delete plan.columns.reward;
+
+  if (dump.format === 'parquet') await planParquetColumns(db, plan, preset);
+
+  // Pass 1: which optional columns the dump has (a JSONL key that never appears reads as all NULL).
+  const optional = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
+    (c) => !preset.required.includes(c),
+  );
+  const rawSource = sourceSql(plan, dump.files, false);
+  let counts: Record<string, unknown>;
+  try {
+    const presence = optional.map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
+    const required = preset.required
+      .filter((c) => plan.columns[c] !== undefined)
+      .map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
+    const rows = await db.all(
+      `SELECT count(*) AS n ${[...presence, ...required].map((s) => `, ${s}`).join('')} FROM (${rawSource})`,
+    );
+    counts = rows[0] ?? {};
+  } catch (e) {
+    throw malformedJsonError(e);
+  }
+  const rowsRead = Number(counts.n ?? 0);
+  if (rowsRead === 0) {
+    throw new LabError('BAD_VALUE', `${dump.files[0]}: the dump has no rows`, {
+      details: { file: dump.files[0] },
+    });
+  }
+  for (const c of preset.required) {
+    const src = plan.columns[c];
+    if (src !== undefined && Number(counts[RAW[c]] ?? 0) === 0) {
+      throw new LabError(
+        'MISSING_COLUMN',
+        `${dump.files[0]}: column '${src}' (${c}) is missing in every row of ${dump.files.length} file(s); map it with --col-${c.replace(/_/g, '-')} SOURCE`,
+        { details: { file: dump.files[0], field: src } },
+      );
+    }
+  }
+  for (const c of optional) if (Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
+
+  // Pass 2: row validation. `problem` names the first thing wrong with a row.
+  const typed = typedSql(plan, sourceSql(plan, dump.files, false));
+  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_typed AS ${typed}`);
+  let badRows: number;
+  try {
+    const r = await db.all('SELECT count(*) FILTER (WHERE problem IS NOT NULL) AS bad FROM audit_typed');
+    badRows = Number(r[0]?.bad ?? 0);
+  } catch (e) {
+    throw malformedJsonError(e);
+  }
+  const badExamples = badRows > 0 ? await locateBadRows(db, plan, 5) : [];
+  if (badRows > 0 && !options.skipBadRows) {
+    const first = badExamples[0];
+    const where = first ? describeBad(first) : (dump.files[0] as string);
+    throw new LabError(
+      'BAD_VALUE',
+      `${where}: ${first?.problem ?? 'malformed row'}${badRows > 1 ? ` (${badRows} bad rows in all)` : ''}; use --skip-bad-rows to skip and count them`,
+      { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
+    );
+  }
+
+  // Pass 3: the good rows, with dense group and task ids.
+  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const action = has('action_tokens')
+    ? 'CAST(action_d AS BIGINT)'
+    : has('mask')
+      ? 'CAST(coalesce(list_sum(mask_l), 0) AS BIGINT)'
+      : 'NULL::BIGINT';
+  const env = has('env_tokens')
+    ? 'CAST(env_d AS BIGINT)'
+    : has('mask')
+      ? 'CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT)'
+      : 'NULL::BIGINT';
+  const tokensKnown = action !== 'NULL::BIGINT' && env !== 'NULL::BIGINT';
+  const length = tokensKnown ? '(action + env)' : has('response') ? 'resp_len' : 'NULL';
+  try {
+    await db.exec(`CREATE OR REPLACE TEMP TABLE audit_rows AS
+      SELECT CAST(dense_rank() OVER (ORDER BY step, grp) - 1 AS INTEGER) AS gid,
+             CAST(dense_rank() OVER (ORDER BY task) - 1 AS INTEGER) AS tid,
+             step, task, reward, CAST(${length} AS DOUBLE) AS length, action, env, truncated, advantage
+      FROM (SELECT CAST(step_d AS BIGINT) AS step, grp, task, reward, resp_len,
+                   ${action} AS action, ${env} AS env, truncated, advantage
+            FROM audit_typed WHERE problem IS NULL)`);
+  } catch (e) {
+    throw malformedJsonError(e);
+  }
+  const kept = await db.all('SELECT count(*) AS n FROM audit_rows');
+  const present: CanonicalColumn[] = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
+    (c) => c !== 'reward',
+  );
+  present.push('reward');
+  return {
+    files: dump.files,
+    format: dump.format,
+    columns: plan.columns,
+    present,
+    rewardColumns: plan.rewardRule === 'column' ? [plan.columns.reward as string] : plan.rewardColumns,
+    rowsRead,
+    rowsKept: Number(kept[0]?.n ?? 0),
+    badRows,
+    badExamples,
+    lengthUnit: tokensKnown ? 'tokens' : has('response') ? 'characters' : null,
+  };
+}
+
+/**
+ * Parquet: the union schema decides which mapped columns exist (a missing required column is an
+ * error naming the files) and, for TRL, which columns are reward functions.
+ */
+async function planParquetColumns(db: DuckSession, plan: SourcePlan, preset: AuditPreset): Promise<void> {
+  let schema: Record<string, unknown>[];
+  try {
+    schema = await db.all(`DESCRIBE SELECT * FROM read_parquet(${fileList(plan.files)}, union_by_name=true)`);
+  } catch (e) {
+    throw duckError(e, `${plan.files[0]}: cannot read Parquet`, 'PARSE_ERROR');
+  }
+  const types = new Map(schema.map((r) => [String(r.column_name), String(r.column_type)]));
+  for (const [canon, src] of Object.entries(plan.columns) as [CanonicalColumn, string][]) {
+    if (types.has(src)) continue;
+    if (preset.required.includes(canon)) {
+      throw new LabError(
+        'MISSING_COLUMN',
+        `${plan.files[0]}: column '${src}' (${canon}) not found in the Parquet schema (columns: ${[...types.keys()].join(', ')}); map it with --col-${canon.replace(/_/g, '-')} SOURCE`,
+        { details: { file: plan.files[0], field: src } },
+      );
+    }
+    delete plan.columns[canon];
+  }
+  if (plan.rewardRule === 'sum-of-numeric-columns') {
+    const mapped = new Set(Object.values(plan.columns));
+    const numeric =
+      /^(DOUBLE|FLOAT|REAL|DECIMAL|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT)/;
+    plan.rewardColumns = [...types.entries()]
+      .filter(([n, t]) => !TRL_NON_REWARD_COLUMNS.has(n) && !mapped.has(n) && numeric.test(t))
+      .map(([n]) => n);
+    if (plan.rewardColumns.length === 0) {
+      throw new LabError(
+        'MISSING_COLUMN',
+        `${plan.files[0]}: no numeric reward columns besides step/advantage (columns: ${[...types.keys()].join(', ')}); name one with --reward COL`,
+        { details: { file: plan.files[0], field: 'reward' } },
+      );
+    }
+  }
+}
+
+/** The first `limit` bad rows, in file order, with their JSONL line or Parquet row. */
+async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): Promise<BadRow[]> {
+  const firstFiles = await db.all(
+    `SELECT __file AS file, count(*) AS n FROM audit_typed WHERE problem IS NOT NULL GROUP BY __file
+     ORDER BY list_position(${fileList(plan.files)}, __file) LIMIT ${limit}`,
+  );
+  const out: BadRow[] = [];
+  for (const f of firstFiles) {
+    if (out.length >= limit) break;
+    const file = String(f.file);
+    const typed = typedSql(plan, sourceSql(plan, [file], true));
+    const rows = await db.all(
+      `SELECT __pos AS pos, problem FROM (${typed}) WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
+    );
+    if (plan.format === 'jsonl') {
+      const lines = await jsonlLinesOfRecords(
+        file,
+        rows.map((r) => Number(r.pos)),
+      );
+      rows.forEach((r, i) => {
+        out.push({ file, line: lines[i] as number, problem: String(r.problem) });
+      });
+    } else {
+      for (const r of rows) out.push({ file, row: Number(r.pos), problem: String(r.problem) });
+    }
+  }
+  return out;
+}
+
+/** One line per located bad row, for warnings. */
+export function formatBadRows(rows: readonly BadRow[]): string[] {
+  return rows.map((b) => `${describeBad(b)}: ${b.problem}`);
+}
+
+/** A display name for the dump (directory or file). */
+export function dumpLabel(files: readonly string[]): string {
+  return files.length === 1 ? basename(files[0] as string) : `${files.length} files`;
+}
