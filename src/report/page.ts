@@ -48,7 +48,11 @@ function isNumeric(v: JsonValue | undefined): boolean {
   return typeof v === 'number' || v === 'NaN' || v === 'Infinity' || v === '-Infinity';
 }
 
-function htmlTable(headers: string[], rows: (JsonValue | undefined)[][], rowClass?: (i: number) => string): string {
+function htmlTable(
+  headers: string[],
+  rows: (JsonValue | undefined)[][],
+  rowClass?: (i: number) => string,
+): string {
   const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
   const body = rows
     .map((r, i) => {
@@ -100,7 +104,9 @@ function metricsSection(records: PageRecord[]): string {
   }
   const keys = [
     ...new Set(
-      records.flatMap(({ record }) => ('runs' in record ? Object.keys(record.summary) : Object.keys(record.metrics))),
+      records.flatMap(({ record }) =>
+        'runs' in record ? Object.keys(record.summary) : Object.keys(record.metrics),
+      ),
     ),
   ];
   const rows = keys.map((k) => [
@@ -122,10 +128,15 @@ function configSection(records: PageRecord[]): string {
   if (keys.length === 0) return '';
   if (records.length === 1) {
     const { record } = records[0] as PageRecord;
-    return `<h2>Config</h2>\n${htmlTable(['option', 'value'], keys.map((k) => [k, record.config[k]]))}`;
+    return `<h2>Config</h2>\n${htmlTable(
+      ['option', 'value'],
+      keys.map((k) => [k, record.config[k]]),
+    )}`;
   }
   const rows = keys.map((k) => [k, ...records.map(({ record }) => record.config[k])]);
-  const differs = keys.map((k) => new Set(records.map(({ record }) => JSON.stringify(record.config[k]))).size > 1);
+  const differs = keys.map(
+    (k) => new Set(records.map(({ record }) => JSON.stringify(record.config[k]))).size > 1,
+  );
   return [
     '<h2>Config</h2>',
     '<p class="note">Highlighted rows differ between the records.</p>',

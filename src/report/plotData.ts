@@ -84,7 +84,9 @@ function viewOf({ record, label, source }: LabeledRecord): RecordView {
   }
   const first = record.runs[0] as RunRecord;
   const summary =
-    record.curve_summary ?? summarizeRuns(record.experiment, record.config, record.runs, 0).curve_summary ?? {};
+    record.curve_summary ??
+    summarizeRuns(record.experiment, record.config, record.runs, 0).curve_summary ??
+    {};
   const curves: Record<string, number[]> = {};
   const bands: Record<string, { lo: number[]; hi: number[] }> = {};
   for (const [key, s] of Object.entries(summary)) {
@@ -186,7 +188,8 @@ function tablePoints(
   if (!rows0) return `no table '${hint.table}'`;
   if (!xField) return `the hint names table '${hint.table}' but no xField`;
   const yFields =
-    hint.yFields ?? Object.keys(rows0[0] ?? {}).filter((k) => k !== xField && typeof rows0[0]?.[k] === 'number');
+    hint.yFields ??
+    Object.keys(rows0[0] ?? {}).filter((k) => k !== xField && typeof rows0[0]?.[k] === 'number');
   if (yFields.length === 0) return `table '${hint.table}' has no numeric column to plot`;
   const series = yFields.map((f) => seriesName(view, f, yFields.length));
   const points: PlotPoint[] = [];
@@ -259,11 +262,11 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
     const series: string[] = [];
     const missing: string[] = [];
     for (const view of views) {
-      const got = hint?.table ? tablePoints(view, hint as PlotHint & { table: string }) : curvePoints(view, family);
+      const got = hint?.table
+        ? tablePoints(view, hint as PlotHint & { table: string })
+        : curvePoints(view, family);
       if (typeof got === 'string' || got.series.length === 0) {
-        missing.push(
-          `${describeSource(view)}: ${typeof got === 'string' ? got : `no curves '${family}.*'`}`,
-        );
+        missing.push(`${describeSource(view)}: ${typeof got === 'string' ? got : `no curves '${family}.*'`}`);
         continue;
       }
       points.push(...got.points);

@@ -58,7 +58,10 @@ export interface LegendItem {
  * Lays legend items left to right, wrapping to a new row when the next one would pass `width`.
  * Item width = swatch + label (estimated at `LEGEND_CHAR` px per character) + gap.
  */
-export function legendLayout(series: readonly string[], width: number): { items: LegendItem[]; rows: number } {
+export function legendLayout(
+  series: readonly string[],
+  width: number,
+): { items: LegendItem[]; rows: number } {
   const items: LegendItem[] = [];
   let dx = 0;
   let row = 0;
@@ -133,7 +136,9 @@ function dataMarks(Plot: typeof PlotModule, spec: PlotSpec): PlotModule.Markish[
   }
   // y undefined (not NaN) makes Plot break the line there instead of dropping the point silently.
   const gapped = spec.points.map((p: PlotPoint) => (Number.isFinite(p.y) ? p : { ...p, y: undefined }));
-  marks.push(Plot.lineY(gapped, { x: 'x', y: 'y', z: 'series', stroke: 'series', title: 'series', strokeWidth: 1.8 }));
+  marks.push(
+    Plot.lineY(gapped, { x: 'x', y: 'y', z: 'series', stroke: 'series', title: 'series', strokeWidth: 1.8 }),
+  );
   const xCount = new Set(spec.points.map((p) => p.x)).size;
   if (xCount <= 25) marks.push(Plot.dot(finite, { x: 'x', y: 'y', fill: 'series', r: 2.5 }));
   return marks;

@@ -60,7 +60,8 @@ function checkTables(v: unknown, file: string, field: string): Record<string, Re
   if (v === undefined) return {};
   if (!isObject(v)) fail(file, field, `is ${describe(v)} (expected an object of row arrays)`);
   for (const [name, rows] of Object.entries(v)) {
-    if (!Array.isArray(rows)) fail(file, `${field}.${name}`, `is ${describe(rows)} (expected an array of rows)`);
+    if (!Array.isArray(rows))
+      fail(file, `${field}.${name}`, `is ${describe(rows)} (expected an array of rows)`);
     rows.forEach((row, i) => {
       if (!isObject(row)) fail(file, `${field}.${name}[${i}]`, `is ${describe(row)} (expected an object)`);
     });
@@ -79,7 +80,10 @@ function checkHints(v: unknown, file: string, field: string): Record<string, Plo
     if (hint.kind !== undefined && !['line', 'stacked-area', 'bar'].includes(hint.kind as string)) {
       fail(file, `${at}.kind`, `is ${describe(hint.kind)} (expected 'line', 'stacked-area' or 'bar')`);
     }
-    if (hint.yFields !== undefined && !(Array.isArray(hint.yFields) && hint.yFields.every((f) => typeof f === 'string'))) {
+    if (
+      hint.yFields !== undefined &&
+      !(Array.isArray(hint.yFields) && hint.yFields.every((f) => typeof f === 'string'))
+    ) {
       fail(file, `${at}.yFields`, `is ${describe(hint.yFields)} (expected an array of column names)`);
     }
   }
@@ -107,7 +111,9 @@ function checkRun(v: unknown, file: string, prefix: string): RunRecord {
     metrics: v.metrics as Record<string, JsonValue>,
     curves: checkCurves(v.curves, file, at('curves')),
     tables: checkTables(v.tables, file, at('tables')),
-    timing: { wall_ms: isObject(v.timing) && typeof v.timing.wall_ms === 'number' ? v.timing.wall_ms : Number.NaN },
+    timing: {
+      wall_ms: isObject(v.timing) && typeof v.timing.wall_ms === 'number' ? v.timing.wall_ms : Number.NaN,
+    },
   };
   if (Array.isArray(v.notes)) record.notes = v.notes.map(String);
   if (hints) record.plots = hints;
@@ -152,7 +158,8 @@ export function normalizeRecord(data: unknown, file: string): RunRecord | MultiS
     runs,
     summary: checkObject(data.summary, file, 'summary') as unknown as MultiSeedRecord['summary'],
     timing: {
-      wall_ms: isObject(data.timing) && typeof data.timing.wall_ms === 'number' ? data.timing.wall_ms : Number.NaN,
+      wall_ms:
+        isObject(data.timing) && typeof data.timing.wall_ms === 'number' ? data.timing.wall_ms : Number.NaN,
     },
   };
   const curveSummary = checkCurveSummary(data.curve_summary, file);

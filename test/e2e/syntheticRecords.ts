@@ -38,7 +38,15 @@ export function agentLikeRecord(seed: number, updates = 30, shift = 0): RunRecor
     plots: {
       group_kind: { title: 'Group kinds over training', y: 'fraction of groups', kind: 'stacked-area' },
       success: { title: 'Training success', y: 'success rate (fraction of rollouts)' },
-      lag: { title: 'Version lag', y: 'rollouts (count)', x: 'lag (versions)', kind: 'bar', table: 'lag_histogram', xField: 'lag', yFields: ['count'] },
+      lag: {
+        title: 'Version lag',
+        y: 'rollouts (count)',
+        x: 'lag (versions)',
+        kind: 'bar',
+        table: 'lag_histogram',
+        xField: 'lag',
+        yFields: ['count'],
+      },
     },
     timing: { wall_ms: 12 },
   };

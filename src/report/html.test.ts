@@ -1,0 +1,54 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LabError } from '../core/errors.js';
+import type { RunRecord } from '../experiments/types.js';
+import { pngFileName, writeHtmlReport } from './html.js';
+
+const record: RunRecord = {
+  experiment: 'agent',
+  seed: 3,
+  version: '0.1.0',
+  config: {},
+  metrics: { m: 1 },
+  curves: { update: [0, 1], 'success.train': [0.25, 0.75], 'group kind/odd.x': [1, 0] },
+  tables: {},
+  timing: { wall_ms: 1 },
+};
+
+describe('writeHtmlReport', () => {
+  it('writes the page (creating its directory) and one PNG per plot, in page order', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
+    const html = join(dir, 'nested', 'r.html');
+    const result = await writeHtmlReport([record], { html, png: join(dir, 'png'), sources: ['r.json'] });
+    expect(result.plotted).toEqual(['success', 'group kind/odd']);
+    expect(await readdir(join(dir, 'png'))).toEqual(['01-success.png', '02-group_kind_odd.png']);
+    const page = await readFile(html, 'utf8');
+    expect(page.match(/<figure class="plot"/g)).toHaveLength(2);
+    expect(page).toContain('<code>r.json</code>');
+  });
+
+  it('rejects a malformed record with BAD_RECORD naming its source, before writing anything', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
+    const bad = { ...record, curves: { update: [0, 1], 'success.train': [0.25] } };
+    const err = await writeHtmlReport([record, bad], {
+      html: join(dir, 'r.html'),
+      png: null,
+      sources: ['good.json', 'bad.json'],
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LabError);
+    expect((err as LabError).code).toBe('BAD_RECORD');
+    expect((err as LabError).message).toBe(
+      'bad.json: curves.success.train has 1 values but curves.update has 2',
+    );
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('pngFileName', () => {
+  it('numbers files and replaces characters that are unsafe in file names', () => {
+    expect(pngFileName(0, 'group_kind')).toBe('01-group_kind.png');
+    expect(pngFileName(11, 'a/b c')).toBe('12-a_b_c.png');
+  });
+});

@@ -1,0 +1,129 @@
+import fc from 'fast-check';
+import { parseHTML } from 'linkedom';
+import { describe, expect, it } from 'vitest';
+import type { PlotSpec } from './plotData.js';
+import { legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
+
+function spec(over: Partial<PlotSpec>): PlotSpec {
+  return {
+    family: 'f',
+    title: 'T',
+    xLabel: 'update',
+    yLabel: 'fraction of groups',
+    kind: 'line',
+    series: ['a', 'b'],
+    points: [0, 1, 2].flatMap((x) => [
+      { x, y: 0.25 * x, series: 'a' },
+      { x, y: 1 - 0.25 * x, series: 'b' },
+    ]),
+    band: false,
+    notes: [],
+    ...over,
+  };
+}
+
+/** Parses an SVG string and returns the data groups (aria-label) without aria-description. */
+function parse(svg: string) {
+  const { document } = parseHTML(`<!DOCTYPE html><html><body>${svg}</body></html>`);
+  const root = document.querySelector('svg');
+  const group = (label: string, description?: string) =>
+    [...document.querySelectorAll(`g[aria-label="${label}"]`)].find((g) =>
+      description === undefined
+        ? !g.hasAttribute('aria-description')
+        : g.getAttribute('aria-description') === description,
+    );
+  return { document, root, group };
+}
+
+describe('renderPlotSvg', () => {
+  it('draws one titled line path per series, axis labels and a Plot-made legend', async () => {
+    const svg = await renderPlotSvg(spec({}));
+    const { root, group, document } = parse(svg);
+    expect(root?.getAttribute('xmlns')).toBe('http://www.w3.org/2000/svg');
+    expect(root?.getAttribute('width')).toBe('640');
+    const paths = [...(group('line')?.querySelectorAll('path') ?? [])];
+    expect(paths.map((p) => p.querySelector('title')?.textContent)).toEqual(['a', 'b']);
+    // Colours follow the palette in legend order.
+    expect(paths.map((p) => p.getAttribute('stroke'))).toEqual([PALETTE[0], PALETTE[1]]);
+    const legend = [...document.querySelectorAll('g[aria-label="text"][aria-description="legend"] text')];
+    expect(legend.map((t) => t.textContent)).toEqual(['a', 'b']);
+    expect(document.querySelector('g[aria-label="y-axis label"]')?.textContent).toContain(
+      'fraction of groups',
+    );
+    expect(document.querySelector('g[aria-label="x-axis label"]')?.textContent).toContain('update');
+  });
+
+  it('stacks a stacked area: the last series tops out at the sum (1 here)', async () => {
+    const svg = await renderPlotSvg(spec({ kind: 'stacked-area' }));
+    const { group } = parse(svg);
+    const areas = [...(group('area')?.querySelectorAll('path') ?? [])];
+    expect(areas.map((p) => p.querySelector('title')?.textContent)).toEqual(['a', 'b']);
+    // With a + b = 1 at every x the stack's top is flat: every upper vertex of b shares one y.
+    const d = areas[1]?.getAttribute('d') ?? '';
+    const ys = [...d.matchAll(/[ML][\d.]+,([\d.]+)/g)].map((m) => Number(m[1]));
+    const top = Math.min(...ys);
+    expect(ys.filter((y) => Math.abs(y - top) < 1e-6).length).toBe(3);
+  });
+
+  it('draws a band area per series when points carry lo/hi', async () => {
+    const points = [0, 1].flatMap((x) => [
+      { x, y: 0.5, lo: 0.4, hi: 0.6, series: 'a' },
+      { x, y: 0.2, lo: 0.1, hi: 0.3, series: 'b' },
+    ]);
+    const { group } = parse(await renderPlotSvg(spec({ points, band: true })));
+    expect(group('area', '95% band')?.querySelectorAll('path').length).toBe(2);
+    expect(group('line')?.querySelectorAll('path').length).toBe(2);
+  });
+
+  it('draws bars: one rect per (x, series)', async () => {
+    const points = ['p50', 'p99', 'max'].flatMap((x, i) => [
+      { x, y: i + 1, series: 'a' },
+      { x, y: i + 2, series: 'b' },
+    ]);
+    const { group } = parse(await renderPlotSvg(spec({ kind: 'bar', points })));
+    expect(group('bar')?.querySelectorAll('rect').length).toBe(6);
+  });
+});
+
+describe('legendLayout', () => {
+  it('wraps to a new row when the next item would pass the width', () => {
+    // item width = 16 + 6.4 * chars + 18: 'aaaa' -> 59.6 px.
+    const { items, rows } = legendLayout(['aaaa', 'aaaa', 'aaaa'], 130);
+    expect(items.map((i) => [i.row, i.dx])).toEqual([
+      [0, 0],
+      [0, 59.6],
+      [1, 0],
+    ]);
+    expect(rows).toBe(2);
+  });
+
+  it('keeps every item that fits inside the width, in order (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ minLength: 1, maxLength: 20 }), { maxLength: 12 }),
+        fc.integer({ min: 200, max: 900 }),
+        (names, width) => {
+          const { items, rows } = legendLayout(names, width);
+          expect(items.map((i) => i.name)).toEqual(names);
+          expect(rows).toBe(names.length ? Math.max(...items.map((i) => i.row)) + 1 : 0);
+          for (const item of items) {
+            const w = 16 + item.name.length * 6.4 + 18;
+            if (item.dx > 0) expect(item.dx + w).toBeLessThanOrEqual(width + 1e-9);
+          }
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
+
+describe('svgToPng', () => {
+  it('writes a PNG of the SVG size', async () => {
+    const png = await svgToPng(await renderPlotSvg(spec({})));
+    expect([...png.slice(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const view = new DataView(png.buffer, png.byteOffset);
+    // IHDR: width at byte 16, height at 20 (big-endian); 640 x (300 + one legend row of 16).
+    expect(view.getUint32(16)).toBe(640);
+    expect(view.getUint32(20)).toBe(316);
+  });
+});
