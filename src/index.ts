@@ -9,6 +9,10 @@ export { Rng } from './random.js';
 export type * from './experiments/types.js';
 export * from './core/aggLoss.js';
 export * from './core/policyLoss.js';
+export * from './core/policyLosses.js';
+export * from './core/kl.js';
+export * from './core/entropy.js';
+export * from './core/valueLoss.js';
 // Advantage estimators, masked helpers, group utilities, diagnostics and convention presets (H1).
 export * from './core/advantage.js';
 export * from './core/gae.js';

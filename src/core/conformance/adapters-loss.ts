@@ -3,9 +3,11 @@
  * verl's (see test/golden/verl-core-algos.json). Thin: convert nested lists to typed arrays, map
  * verl's config names onto the lab's options, reshape the result.
  */
-import { type AggOptions, aggLoss, type LossAggMode } from '../aggLoss.js';
+import { type AggOptions, aggLoss, LOSS_AGG_MODES, type LossAggMode } from '../aggLoss.js';
 import type { Shape2 } from '../batch.js';
+import { computeEntropyLoss, entropyFromLogits } from '../entropy.js';
 import { LabError } from '../errors.js';
+import { createKlController, type KlPenaltyName, klPenalty } from '../kl.js';
 import { policyLossVanilla, type VanillaLossOptions } from '../policyLoss.js';
 import {
   policyLossCispo,
@@ -15,6 +17,7 @@ import {
   policyLossReinforce,
   policyLossSapo,
 } from '../policyLosses.js';
+import { valueLoss } from '../valueLoss.js';
 import type { AdapterTable, GoldenCase } from './types.js';
 
 /** A nested list `[B][T]` as a row-major Float32Array plus its shape. */
@@ -141,7 +144,83 @@ function otherLossSetup(inputs: Record<string, unknown>, config: Record<string, 
   return { ac, io, clip, common, lossAggMode };
 }
 
+/** A nested list `[B][T][V]` as a row-major Float32Array. */
+function tensor3(
+  v: unknown,
+  field: string,
+): { data: Float32Array; shape: { rows: number; cols: number; vocab: number } } {
+  if (!Array.isArray(v) || !Array.isArray(v[0]) || !Array.isArray(v[0][0])) {
+    throw new LabError('PARSE_ERROR', `${field}: expected a [B][T][V] list`, { details: { field } });
+  }
+  const rows = v.length;
+  const cols = (v[0] as unknown[]).length;
+  const vocab = (v[0][0] as unknown[]).length;
+  const data = Float32Array.from((v as number[][][]).flat(2));
+  if (data.length !== rows * cols * vocab) {
+    throw new LabError('PARSE_ERROR', `${field}: ragged [B][T][V] list`, { details: { field } });
+  }
+  return { data, shape: { rows, cols, vocab } };
+}
+
 export const lossAdapters: AdapterTable = {
+  kl_penalty: {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const lp = matrix(inputs.logprob, 'logprob');
+      const ref = matrix(inputs.ref_logprob, 'ref_logprob');
+      const kl = klPenalty(lp.data, ref.data, args.kl_penalty as KlPenaltyName, { shape: lp.shape });
+      return { kl: nested(kl, lp.shape) };
+    },
+  },
+  'AdaptiveKLController / FixedKLController': {
+    run(_inputs, config) {
+      const k = config.kl_ctrl as { kl_coef: number; target_kl: number; horizon: number };
+      const updates = config['updates(current_kl, n_steps)'] as [number, number][];
+      const adaptive = createKlController({
+        type: 'adaptive',
+        klCoef: k.kl_coef,
+        targetKl: k.target_kl,
+        horizon: k.horizon,
+      });
+      const fixed = createKlController({ type: 'fixed', klCoef: k.kl_coef });
+      const values: number[] = [];
+      for (const [kl, n] of updates) {
+        adaptive.update(kl, n);
+        fixed.update(kl, n);
+        values.push(adaptive.value);
+      }
+      return { adaptive_values_after_each_update: values, fixed_value_after_update: fixed.value };
+    },
+  },
+  'entropy_from_logits / compute_entropy_loss': {
+    run(inputs) {
+      const logits = tensor3(inputs.logits, 'logits');
+      const mask = matrix(inputs.response_mask, 'response_mask').data;
+      const out: Record<string, unknown> = {
+        entropy_from_logits: nested(entropyFromLogits(logits.data, logits.shape), logits.shape),
+      };
+      for (const mode of LOSS_AGG_MODES) {
+        out[`compute_entropy_loss_${mode}`] = computeEntropyLoss(logits.data, mask, logits.shape, mode);
+      }
+      return out;
+    },
+  },
+  compute_value_loss: {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const vpreds = matrix(inputs.vpreds, 'vpreds');
+      const r = valueLoss(
+        vpreds.data,
+        matrix(inputs.returns, 'returns').data,
+        matrix(inputs.values, 'values').data,
+        matrix(inputs.response_mask, 'response_mask').data,
+        vpreds.shape,
+        args.cliprange_value as number,
+        args.loss_agg_mode as LossAggMode,
+      );
+      return { vf_loss: r.loss, vf_clipfrac: r.clipfrac };
+    },
+  },
   compute_policy_loss_gspo: {
     run(inputs, config) {
       const { io, clip, common } = otherLossSetup(inputs, config);

@@ -1,0 +1,64 @@
+/**
+ * verl `entropy_from_logits` and `compute_entropy_loss` (spec §7): the entropy of the softmax over
+ * the vocabulary at each position, and its aggregation with agg_loss.
+ */
+import { type AggOptions, aggLossNamed, type LossAggMode } from './aggLoss.js';
+import { checkFinite, checkLength, checkShape, type FloatArray, type MaskArray } from './batch.js';
+import { LabError } from './errors.js';
+
+/** Shape of a `[B,T,V]` logits tensor. */
+export interface Shape3 {
+  rows: number;
+  cols: number;
+  vocab: number;
+}
+
+/**
+ * verl `entropy_from_logits(z) = logsumexp(z) − Σ_v softmax(z)_v·z_v` over the last axis.
+ * `logits` row-major `[B,T,V]` → `Float32Array [B,T]`. Computed stably: with `M = max_v z`,
+ * `s = Σ exp(z − M)`, `H = M + log s − Σ exp(z − M)·z / s`. Non-finite logits are NON_FINITE
+ * (every position, as there is no mask here).
+ */
+export function entropyFromLogits(logits: FloatArray, shape: Shape3): Float32Array {
+  const { rows, cols, vocab } = shape;
+  checkShape({ rows, cols });
+  if (!Number.isInteger(vocab) || vocab <= 0) {
+    throw new LabError('SHAPE_MISMATCH', `logits: vocab size must be a positive integer, got ${vocab}`, {
+      details: { field: 'logits', vocab },
+    });
+  }
+  checkLength(logits, rows * cols * vocab, 'logits', `[${rows},${cols},${vocab}]`);
+  checkFinite(logits, cols * vocab, 'logits');
+  const out = new Float32Array(rows * cols);
+  for (let p = 0; p < rows * cols; p++) {
+    const base = p * vocab;
+    let max = Number.NEGATIVE_INFINITY;
+    for (let v = 0; v < vocab; v++) max = Math.max(max, logits[base + v] as number);
+    let s = 0;
+    let sz = 0;
+    for (let v = 0; v < vocab; v++) {
+      const z = logits[base + v] as number;
+      const e = Math.exp(z - max);
+      s += e;
+      sz += e * z;
+    }
+    out[p] = max + Math.log(s) - sz / s;
+  }
+  return out;
+}
+
+/**
+ * verl `compute_entropy_loss(logits, response_mask, loss_agg_mode)` =
+ * `agg_loss(entropy_from_logits(logits), m, mode)` (verl passes no global batch info here; the
+ * option exists for callers that want it). The actor subtracts `entropy_coeff ·` this.
+ */
+export function computeEntropyLoss(
+  logits: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape3,
+  mode: LossAggMode = 'token-mean',
+  agg: AggOptions = {},
+): number {
+  const entropy = entropyFromLogits(logits, shape);
+  return aggLossNamed(entropy, responseMask, { rows: shape.rows, cols: shape.cols }, mode, agg, 'entropy');
+}
