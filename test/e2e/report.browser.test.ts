@@ -7,6 +7,9 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSeeds } from '../../src/experiments/multiSeed.js';
+import { resolveConfig } from '../../src/experiments/options.js';
+import { loadExperiment } from '../../src/experiments/registry.js';
 import type { RunRecord } from '../../src/experiments/types.js';
 import { writeHtmlReport } from '../../src/report/html.js';
 import { agentLikeMultiSeed, agentLikeRecord } from './syntheticRecords.js';
@@ -235,5 +238,35 @@ describe('HTML report in headless Chromium', () => {
     expect(page2.omitted).toHaveLength(1);
     expect(page2.omitted[0]).toContain("'Group kinds over training' omitted");
     expect(page2.omitted[0]).toContain("no curves 'group_kind.*'");
+  });
+
+  it('the real agent experiment (seed 7, and seeds 1..3): group kinds over updates and training success', async () => {
+    const agent = await loadExperiment('agent');
+    const config = resolveConfig(agent.name, agent.options, []);
+    const single = await agent.run(config, { seed: 7 });
+    const html = join(OUT, 'agent-real-seed7.html');
+    await writeHtmlReport([single], { html, png: null, sources: ['labs run --experiment agent --seed 7'] });
+    const page = await openReport(html, 'agent-real-seed7.png');
+    expect(requests.get(page.url)).toEqual([page.url]);
+    const groups = byFamily(page.figures, 'group_kind');
+    expect(groups.kind).toBe('stacked-area');
+    expect(groups.areaTitles).toEqual(['all_wrong', 'mixed', 'all_right']);
+    // Every group is exactly one of the three kinds, so the stack reaches 1.0 at every update.
+    expect(Math.abs((groups.areaTop as number) - (groups.tickOneY as number))).toBeLessThan(2);
+    expect(byFamily(page.figures, 'success').lineTitles).toContain('train');
+
+    const multi = await runSeeds(agent, config, [1, 2, 3]);
+    const html2 = join(OUT, 'agent-real-seeds1-3.html');
+    await writeHtmlReport([multi], {
+      html: html2,
+      png: null,
+      sources: ['labs run --experiment agent --seeds 1..3'],
+    });
+    const page2 = await openReport(html2, 'agent-real-seeds1-3.png');
+    expect(requests.get(page2.url)).toEqual([page2.url]);
+    const groups2 = byFamily(page2.figures, 'group_kind');
+    expect(groups2.lineTitles).toEqual(['all_wrong', 'mixed', 'all_right']);
+    expect(groups2.bandPaths).toBe(3);
+    expect(byFamily(page2.figures, 'success').lineTitles).toContain('train');
   });
 });
