@@ -138,6 +138,13 @@ async function runAgent(config: Record<string, unknown>, ctx: RunContext): Promi
   const G = cfg.group_size;
   const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
   checkOperandRange(range);
+  if (G === 1 && cfg.singleton === 'error') {
+    throw new LabError(
+      'SINGLETON_GROUP',
+      "group_size=1 makes every group a singleton and singleton='error' refuses them: use singleton=verl|zero or group_size >= 2",
+      { details: { field: 'singleton' } },
+    );
+  }
 
   // Setup: independent labelled streams, so the held-out tasks are the same for every training config.
   const root = new Rng(ctx.seed);
