@@ -76,6 +76,25 @@ describe('planPlots on one record', () => {
     expect(plan.plots[0]?.points.map((p) => p.y)).toEqual([1, Number.NaN, 3]);
   });
 
+  it('omits a family with no finite value and notes a series with none', () => {
+    const plan = planPlots(
+      alone(
+        run(1, {
+          update: [0, 1],
+          'a.b': [Number.NaN, Number.NaN],
+          'c.d': [1, 2],
+          'c.e': [Number.NaN, Number.NaN],
+        }),
+      ),
+    );
+    expect(plan.plots.map((p) => p.family)).toEqual(['c']);
+    expect(plan.omitted).toEqual(["'a' omitted: no finite values in b"]);
+    expect(plan.plots[0]?.notes).toEqual(['no finite values (not drawn): e']);
+    expect(planPlots(alone(run(1, { update: [], 'a.b': [] }))).omitted).toEqual([
+      "'a' omitted: no finite values in b",
+    ]);
+  });
+
   it('uses the index as x (and says so) when there is no curves.update', () => {
     const plan = planPlots(alone(run(1, { 'loss.total': [5, 6] })));
     expect(plan.plots[0]?.points.map((p) => p.x)).toEqual([0, 1]);

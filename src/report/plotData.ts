@@ -276,6 +276,13 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
       omitted.push(`'${title}' omitted: ${missing.join('; ')}`);
       continue;
     }
+    const drawable = new Set(points.filter((p) => Number.isFinite(p.y)).map((p) => p.series));
+    if (drawable.size === 0) {
+      omitted.push(`'${title}' omitted: no finite values in ${series.join(', ')}`);
+      continue;
+    }
+    const blank = series.filter((s) => !drawable.has(s));
+    if (blank.length) notes.push(`no finite values (not drawn): ${blank.join(', ')}`);
     if (missing.length) notes.push(`not in ${missing.join('; ')}`);
     let kind: PlotKind = hint?.kind ?? 'line';
     const band = points.some((p) => p.lo !== undefined);
