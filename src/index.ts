@@ -28,3 +28,6 @@ export * from './core/reinforcePlusPlus.js';
 export * from './core/remax.js';
 export * from './core/rloo.js';
 export * from './core/rowScores.js';
+// HTML reports with Plot-drawn SVG plots (H7).
+export { type HtmlReportOptions, type HtmlReportResult, writeHtmlReport } from './report/html.js';
+export { type PlotSpec, planPlots } from './report/plotData.js';
