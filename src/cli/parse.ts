@@ -75,9 +75,24 @@ export type ParsedCli =
       skipBadRows: boolean;
       reward: string | null;
       columns: Record<string, string>;
+      /** An all-equal group at or below this reward is all_wrong (default 0). */
+      failValue: number;
+      /** An all-equal group at or above this reward is all_right; a sample at or above it is correct (default 1). */
+      passValue: number;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean };
+
+/** A finite number given as an option's text (`--pass-value 0.5`), else BAD_CLI naming the flag. */
+function finiteOption(value: unknown, flag: string): number {
+  const v = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  if (!Number.isFinite(v)) {
+    throw new LabError('BAD_CLI', `${flag} expects a finite number, got '${String(value)}'`, {
+      details: { field: flag },
+    });
+  }
+  return v;
+}
 
 /** Column-remapping flags of `labs audit` (`--col-<name> SOURCE`). */
 export const AUDIT_COLUMNS = [
@@ -193,10 +208,13 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
     .option('--skip-bad-rows', 'skip malformed rows and count them instead of failing')
+    .option('--reward <column>', 'use this column as the reward (trl: instead of summing the reward columns)')
     .option(
-      '--reward <column>',
-      'use this column as the reward (trl: instead of summing the reward columns)',
-    );
+      '--pass-value <x>',
+      'reward at or above which a sample is correct (all-equal group: all_right)',
+      '1',
+    )
+    .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0');
   for (const col of AUDIT_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
   audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
@@ -218,6 +236,8 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       skipBadRows: Boolean(o.skipBadRows),
       reward: typeof o.reward === 'string' ? o.reward : null,
       columns,
+      failValue: finiteOption(o.failValue, '--fail-value'),
+      passValue: finiteOption(o.passValue, '--pass-value'),
       debug: debugOf(),
     });
   });

@@ -1,7 +1,39 @@
-import { LabError } from '../../core/errors.js';
+/**
+ * `labs audit PATH [--preset verl|trl|generic] [--json] [--out DIR] [--skip-bad-rows] [--reward COL]
+ *  [--col-<name> SOURCE]... [--pass-value X] [--fail-value X]`: diagnostics of a real run's dumps.
+ * The audit module (and with it DuckDB) is imported only here, when the command runs.
+ */
+import { toJson, writeRecord } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
+import { createProgress } from '../progress.js';
 
-// Placeholder until the audit lands (issue 4); replaced by the real command.
-export async function auditCommand(_p: Extract<ParsedCli, { command: 'audit' }>): Promise<number> {
-  throw new LabError('NOT_SUPPORTED', 'labs audit is not available in this build yet');
+export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>): Promise<number> {
+  const { runAudit } = await import('../../audit/audit.js');
+  const progress = createProgress('audit', !p.json);
+  let record: Awaited<ReturnType<typeof runAudit>>;
+  try {
+    record = await runAudit(p.path, {
+      preset: p.preset,
+      columns: p.columns,
+      reward: p.reward,
+      skipBadRows: p.skipBadRows,
+      failValue: p.failValue,
+      passValue: p.passValue,
+      onProgress: (done, total) => progress.update(done, total),
+    });
+  } finally {
+    progress.stop();
+  }
+  const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
+  if (p.json) {
+    process.stdout.write(`${toJson(record)}\n`);
+  } else {
+    const { formatAudit } = await import('../../report/summaries/audit.js');
+    process.stdout.write(`${formatAudit(record)}\n`);
+    if (path) process.stdout.write(`\nrecord: ${path}\n`);
+  }
+  if (record.metrics.bad_rows_skipped) {
+    process.stderr.write(`labs: warning: skipped ${record.metrics.bad_rows_skipped} bad row(s)\n`);
+  }
+  return 0;
 }

@@ -10,6 +10,10 @@ export type Formatter = (record: RunRecord) => string;
 const formatters: Record<string, () => Promise<Formatter>> = {
   // one line per experiment: name -> lazy import of its formatter
   agent: async () => (await import('./agent.js')).formatAgent,
+  audit: async () => (await import('./audit.js')).formatAudit,
+  mask: async () => (await import('./mask.js')).formatMask,
+  aggregation: async () => (await import('./aggregation.js')).formatAggregation,
+  truncation: async () => (await import('./truncation.js')).formatTruncation,
 };
 
 export function formatGeneric(record: RunRecord): string {

@@ -1,0 +1,371 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LabError } from '../core/errors.js';
+import type { JsonValue, RunRecord } from '../experiments/types.js';
+import { runAudit } from './audit.js';
+import { expectedAudit, type PlainRow } from './testing.js';
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'labs-audit-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes rows as JSON Lines (an optional raw line can be spliced in at an index). */
+async function writeJsonl(path: string, rows: readonly object[], extraLines: Record<number, string> = {}) {
+  const lines: string[] = [];
+  rows.forEach((r, i) => {
+    if (extraLines[i] !== undefined) lines.push(extraLines[i] as string);
+    lines.push(JSON.stringify(r));
+  });
+  await writeFile(path, `${lines.join('\n')}\n`);
+}
+
+/** Writes a Parquet file with DuckDB itself: `select` is a SELECT producing the columns. */
+async function writeParquet(path: string, select: string) {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const db = await DuckDBInstance.create(':memory:');
+  const con = await db.connect();
+  await con.run(`COPY (${select}) TO '${path}' (FORMAT parquet)`);
+  con.closeSync();
+  db.closeSync();
+}
+
+function sqlValues(rows: readonly (readonly (string | number | boolean)[])[]): string {
+  return rows
+    .map(
+      (r) =>
+        `(${r.map((v) => (typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v))).join(', ')})`,
+    )
+    .join(', ');
+}
+
+async function auditError(p: Promise<unknown>): Promise<LabError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof LabError) return e;
+    throw e;
+  }
+  throw new Error('expected a LabError');
+}
+
+/** Compares a record's headline metrics and per-task table with the independent groupby. */
+function expectMatchesGroupby(rec: RunRecord, rows: readonly PlainRow[], fail = 0, pass = 1) {
+  const e = expectedAudit(rows, fail, pass);
+  const m = rec.metrics;
+  expect(m.rows).toBe(e.rows);
+  expect(m.groups).toBe(e.groups);
+  expect(m.all_wrong_groups).toBe(e.all_wrong_groups);
+  expect(m.all_right_groups).toBe(e.all_right_groups);
+  expect(m.singleton_groups).toBe(e.singleton_groups);
+  expect(m.zero_variance_group_fraction).toBeCloseTo(e.zero_variance_group_fraction, 12);
+  const perTask = rec.tables.per_task as Record<string, JsonValue>[];
+  expect(perTask.length).toBe(e.per_task.size);
+  for (const row of perTask) {
+    const exp = e.per_task.get(row.task as string);
+    expect(exp, `task ${String(row.task)}`).toBeDefined();
+    expect(row.groups).toBe(exp?.groups);
+    expect(row.samples).toBe(exp?.samples);
+    expect(row.zero_variance_groups).toBe(exp?.zero_variance_groups);
+    expect(row.zero_variance_fraction as number).toBeCloseTo(exp?.zero_variance_fraction as number, 12);
+    expect(row.mean_reward as number).toBeCloseTo(exp?.mean_reward as number, 12);
+  }
+  if (e.denominators) {
+    expect(m.denominators).toEqual(e.denominators);
+    expect(m.zero_advantage_action_tokens).toBe(e.zero_advantage_action_tokens);
+  }
+}
+
+/** A small multi-step batch: every group kind, two tasks per step, tokens and truncation. */
+function genericRows(): PlainRow[] {
+  const rows: PlainRow[] = [];
+  const add = (step: number, group: string, task: string, rewards: number[], trunc: boolean[] = []) => {
+    rewards.forEach((reward, i) =>
+      rows.push({
+        step,
+        group,
+        task,
+        reward,
+        action_tokens: 3 + ((i * 5 + step) % 7),
+        env_tokens: (i * 3 + group.length) % 4,
+        truncated: trunc[i] ?? false,
+      }),
+    );
+  };
+  add(1, 'g-add', 'add 2+3', [1, 1, 1, 1]); // all right
+  add(1, 'g-sub', 'sub 9-4', [0, 0, 0, 0], [true, false, true, false]); // all wrong
+  add(1, 'g-mul', 'mul 7*8', [1, 0, 0, 1]); // mixed
+  add(1, 'g-one', 'div 8/2', [1]); // singleton
+  add(2, 'g-add', 'add 2+3', [1, 1, 1]); // all right, group of 3
+  add(2, 'g-sub', 'sub 9-4', [0, 1, 0, 0]); // mixed
+  add(2, 'g-mul', 'mul 7*8', [0.5, 0.5]); // all equal, neither wrong nor right
+  add(3, 'g-sub', 'sub 9-4', [0, 0]);
+  return rows;
+}
+
+describe('labs audit: generic preset', () => {
+  it('JSONL with token counts: same numbers as an independent groupby, denominators included', async () => {
+    const rows = genericRows();
+    const file = join(dir, 'generic.jsonl');
+    await writeJsonl(file, rows);
+    const rec = await runAudit(file, { preset: 'generic' });
+    expectMatchesGroupby(rec, rows);
+    // hand check of the headline: 8 groups, 5 zero-variance (2 all-right, 2 all-wrong, 1 at 0.5)
+    expect(rec.metrics.groups).toBe(8);
+    expect(rec.metrics.zero_variance_groups).toBe(5);
+    expect(rec.metrics.all_wrong_groups).toBe(2);
+    expect(rec.metrics.all_right_groups).toBe(2);
+    expect(rec.metrics.truncated_samples).toBe(2);
+    expect(rec.metrics.truncated_fraction).toBeCloseTo(2 / rows.length, 12);
+    const perTask = rec.tables.per_task as Record<string, JsonValue>[];
+    // sorted by wasted samples: add 2+3 has 4 + 3 samples in zero-variance groups, sub 9-4 has 4 + 2
+    expect(perTask[0]).toMatchObject({ task: 'add 2+3', wasted_samples: 7, status: 'always solved' });
+    expect(perTask[1]).toMatchObject({ task: 'sub 9-4', wasted_samples: 6, status: 'sometimes solved' });
+    expect(perTask.find((t) => t.task === 'div 8/2')).toMatchObject({
+      singleton_groups: 1,
+      wasted_samples: 0,
+    });
+    expect(rec.tables.group_sizes).toEqual([
+      { size: 1, groups: 1 },
+      { size: 2, groups: 2 },
+      { size: 3, groups: 1 },
+      { size: 4, groups: 4 },
+    ]);
+    const steps = rec.tables.steps as Record<string, JsonValue>[];
+    expect(steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(steps[2]).toMatchObject({ groups: 1, all_wrong_groups: 1, zero_variance_fraction: 1 });
+  });
+
+  it('Parquet with a per-token mask array: tokens are counted from the mask', async () => {
+    const file = join(dir, 'generic.parquet');
+    // masks: ones = action tokens, zeros = env tokens
+    await writeParquet(
+      file,
+      `SELECT step, "group", task, reward, mask FROM (VALUES
+         (1, 'a', 'task-a', 1.0, [1, 1, 0, 0, 1]),
+         (1, 'a', 'task-a', 1.0, [1, 1]),
+         (1, 'b', 'task-b', 0.0, [0, 0, 0]),
+         (1, 'b', 'task-b', 1.0, [1, 0, 1, 1, 1, 0, 1])) t(step, "group", task, reward, mask)`,
+    );
+    const rec = await runAudit(file, { preset: 'generic' });
+    const rows: PlainRow[] = [
+      { step: 1, group: 'a', task: 'task-a', reward: 1, action_tokens: 3, env_tokens: 2 },
+      { step: 1, group: 'a', task: 'task-a', reward: 1, action_tokens: 2, env_tokens: 0 },
+      { step: 1, group: 'b', task: 'task-b', reward: 0, action_tokens: 0, env_tokens: 3 },
+      { step: 1, group: 'b', task: 'task-b', reward: 1, action_tokens: 5, env_tokens: 2 },
+    ];
+    expectMatchesGroupby(rec, rows);
+    expect(rec.metrics.denominators).toEqual({
+      'token-mean': 10,
+      'seq-mean-token-sum': 3,
+      'seq-mean-token-mean': 3,
+      'seq-mean-token-sum-norm': 7,
+    });
+    expect(rec.metrics.zero_advantage_action_tokens).toBe(5);
+  });
+
+  it('reads remapped columns and a custom pass value', async () => {
+    const file = join(dir, 'remap.jsonl');
+    const rows = [
+      { it: 1, uid: 'u1', q: 'x', acc: 2 },
+      { it: 1, uid: 'u1', q: 'x', acc: 2 },
+      { it: 1, uid: 'u2', q: 'y', acc: -1 },
+      { it: 1, uid: 'u2', q: 'y', acc: -1 },
+    ];
+    await writeJsonl(file, rows);
+    const rec = await runAudit(file, {
+      preset: 'generic',
+      columns: { step: 'it', group: 'uid', task: 'q', reward: 'acc' },
+      passValue: 2,
+    });
+    expect(rec.metrics).toMatchObject({ groups: 2, all_right_groups: 1, all_wrong_groups: 1 });
+    expect(rec.metrics.denominators).toBeUndefined();
+  });
+});
+
+describe('labs audit: verl preset', () => {
+  it('a directory of <step>.jsonl files; group = (step, input); extras ignored', async () => {
+    const d = join(dir, 'verl');
+    await mkdir(d);
+    const mk = (step: number, input: string, score: number, output: string) => ({
+      input,
+      output,
+      gts: '5',
+      score,
+      step,
+      acc: score > 0,
+    });
+    const step1 = [
+      mk(1, 'Q: 2+3?', 1, 'five'),
+      mk(1, 'Q: 2+3?', 1, '5'),
+      mk(1, 'Q: 9-4?', 0, 'thirteen'),
+      mk(1, 'Q: 9-4?', 1, '5'),
+    ];
+    const step2 = [mk(2, 'Q: 2+3?', 0, 'no idea at all'), mk(2, 'Q: 2+3?', 0, 'six')];
+    await writeJsonl(join(d, '1.jsonl'), step1);
+    await writeJsonl(join(d, '2.jsonl'), step2);
+    await writeFile(join(d, 'notes.txt'), 'not a dump file\n');
+    const rec = await runAudit(d, { preset: 'verl' });
+    const plain = [...step1, ...step2].map((r) => ({
+      step: r.step,
+      group: r.input,
+      task: r.input,
+      reward: r.score,
+    }));
+    expectMatchesGroupby(rec, plain);
+    expect(rec.metrics.files).toBe(2);
+    // response length in characters: correct 'five','5','5' -> mean 2; incorrect 'thirteen','no idea at all','six'
+    const lengths = rec.tables.length_by_correctness as Record<string, JsonValue>[];
+    expect(lengths.find((l) => l.correct === true)?.mean_length).toBeCloseTo((4 + 1 + 1) / 3, 12);
+    expect(lengths.find((l) => l.correct === false)?.mean_length).toBeCloseTo((8 + 14 + 3) / 3, 12);
+    expect(rec.metrics.length_unit).toBe('characters');
+  });
+
+  it('a malformed JSON line is an error naming the file and the physical line', async () => {
+    const d = join(dir, 'verl-bad');
+    await mkdir(d);
+    await writeJsonl(join(d, '1.jsonl'), [{ input: 'q', output: 'a', score: 1, step: 1 }]);
+    await writeFile(
+      join(d, '2.jsonl'),
+      '{"input":"q","output":"a","score":1,"step":2}\n\n{"input":"q" "output":"b","score":0,"step":2}\n',
+    );
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toContain('2.jsonl line 3');
+    const rec = await runAudit(d, { preset: 'verl', skipBadRows: true });
+    expect(rec.metrics.bad_rows_skipped).toBe(1);
+    expect(rec.metrics.rows).toBe(2);
+    expect(rec.tables.bad_rows).toEqual([
+      expect.objectContaining({ line: 3, problem: expect.stringMatching(/malformed/) }),
+    ]);
+  });
+
+  it('a non-numeric or missing score names the file and line; --skip-bad-rows counts them', async () => {
+    const d = join(dir, 'verl-score');
+    await mkdir(d);
+    await writeJsonl(
+      join(d, '7.jsonl'),
+      [
+        { input: 'q', output: 'a', score: 1, step: 7 },
+        { input: 'q', output: 'b', score: 'high', step: 7 },
+        { input: 'q', output: 'c', step: 7 },
+        { input: 'q', output: 'd', score: 0, step: 7 },
+      ],
+      { 1: '   ' }, // a blank line before the second record: lines are physical lines
+    );
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('BAD_VALUE');
+    expect(e.message).toMatch(/7\.jsonl line 3: reward is not a number: high \(2 bad rows in all\)/);
+    const rec = await runAudit(d, { preset: 'verl', skipBadRows: true });
+    expect(rec.metrics).toMatchObject({
+      rows: 2,
+      rows_read: 4,
+      bad_rows_skipped: 2,
+      groups: 1,
+      mixed_groups: 1,
+    });
+    expect((rec.tables.bad_rows as Record<string, JsonValue>[]).map((b) => [b.line, b.problem])).toEqual([
+      [3, 'reward is not a number: high'],
+      [4, 'missing reward (field "score")'],
+    ]);
+  });
+
+  it('a score key absent from every line is a missing-column error', async () => {
+    const d = join(dir, 'verl-noscore');
+    await mkdir(d);
+    await writeJsonl(join(d, '1.jsonl'), [{ input: 'q', output: 'a', reward: 1, step: 1 }]);
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('MISSING_COLUMN');
+    expect(e.message).toMatch(/1\.jsonl: column 'score' \(reward\)/);
+    const rec = await runAudit(d, { preset: 'verl', columns: { reward: 'reward' } });
+    expect(rec.metrics.rows).toBe(1);
+  });
+});
+
+describe('labs audit: trl preset', () => {
+  it('sums the reward columns, recomputes TRL advantages and counts logged ones that differ', async () => {
+    const d = join(dir, 'trl');
+    await mkdir(d);
+    // prompt p1: rewards (acc + fmt) = [1.5, 0.5, 0.5, 0.5]; p2: [1, 1] (all equal -> advantage 0)
+    const acc = [1, 0, 0, 0, 1, 1];
+    const fmt = [0.5, 0.5, 0.5, 0.5, 0, 0];
+    const prompts = ['p1', 'p1', 'p1', 'p1', 'p2', 'p2'];
+    const total = acc.map((a, i) => a + (fmt[i] as number));
+    // TRL convention computed here by hand: (r - mean) / (unbiased std + 1e-4)
+    const trl = (rs: number[]) => {
+      const mean = rs.reduce((s, r) => s + r, 0) / rs.length;
+      const sd = Math.sqrt(rs.reduce((s, r) => s + (r - mean) ** 2, 0) / (rs.length - 1));
+      return rs.map((r) => (r - mean) / (sd + 1e-4));
+    };
+    const logged = [...trl(total.slice(0, 4)), ...trl(total.slice(4))];
+    logged[1] = 0.123; // two logged advantages that do not follow the convention
+    logged[5] = -1;
+    await writeParquet(
+      join(d, 'completions_00003.parquet'),
+      `SELECT * FROM (VALUES ${sqlValues(
+        prompts.map((p, i) => [
+          3,
+          p,
+          `completion ${i}`,
+          acc[i] as number,
+          fmt[i] as number,
+          logged[i] as number,
+        ]),
+      )}) t(step, prompt, completion, accuracy_reward, format_reward, advantage)`,
+    );
+    const rec = await runAudit(d, { preset: 'trl' });
+    expect(rec.config.reward_columns).toEqual(['accuracy_reward', 'format_reward']);
+    expectMatchesGroupby(
+      rec,
+      prompts.map((p, i) => ({ step: 3, group: p, task: p, reward: total[i] as number })),
+    );
+    expect(rec.metrics).toMatchObject({
+      logged_advantages_compared: 6,
+      logged_advantages_differing: 2,
+      all_right_groups: 1,
+    });
+    // --reward picks one column instead of the sum: p1 becomes [1,0,0,0], p2 [1,1]
+    const one = await runAudit(d, { preset: 'trl', reward: 'accuracy_reward' });
+    expect(one.config.reward_columns).toEqual(['accuracy_reward']);
+    expect(one.metrics.mean_reward).toBeCloseTo(3 / 6, 12);
+  });
+
+  it('a non-finite reward names the Parquet file and row', async () => {
+    const d = join(dir, 'trl-bad');
+    await mkdir(d);
+    await writeParquet(
+      join(d, 'completions_00001.parquet'),
+      `SELECT * FROM (VALUES (1, 'p', 'c', 1.0::DOUBLE, 0.0::DOUBLE), (1, 'p', 'c', 'inf'::DOUBLE, 0.0::DOUBLE))
+         t(step, prompt, completion, r, advantage)`,
+    );
+    const e = await auditError(runAudit(d, { preset: 'trl' }));
+    expect(e.code).toBe('BAD_VALUE');
+    expect(e.message).toMatch(/completions_00001\.parquet row 1: reward is not finite/);
+  });
+
+  it('a directory without completions_*.parquet files is an IO error', async () => {
+    const d = join(dir, 'trl-empty');
+    await mkdir(d);
+    const e = await auditError(runAudit(d, { preset: 'trl' }));
+    expect(e.code).toBe('IO_ERROR');
+    expect(e.message).toMatch(/no dump files for preset 'trl'/);
+  });
+
+  it('a missing prompt column names the file', async () => {
+    const d = join(dir, 'trl-noprompt');
+    await mkdir(d);
+    await writeParquet(
+      join(d, 'completions_00002.parquet'),
+      `SELECT 2 AS step, 'c' AS completion, 1.0 AS r, 0.0 AS advantage`,
+    );
+    const e = await auditError(runAudit(d, { preset: 'trl' }));
+    expect(e.code).toBe('MISSING_COLUMN');
+    expect(e.message).toMatch(/completions_00002\.parquet: column 'prompt'/);
+  });
+});
