@@ -8,6 +8,9 @@ import type { Experiment } from './types.js';
 const loaders: Record<string, () => Promise<Experiment>> = {
   // one line per experiment: name -> lazy import
   agent: async () => (await import('./agent.js')).agent,
+  mask: async () => (await import('./mask.js')).mask,
+  aggregation: async () => (await import('./aggregation.js')).aggregation,
+  truncation: async () => (await import('./truncation.js')).truncation,
 };
 
 export function experimentNames(): string[] {

@@ -210,7 +210,7 @@ export interface PpoUpdateOptions {
   loss?: VanillaLossOptions;
 }
 
-export const PPO_UPDATE_DEFAULTS = { epochs: 2, loss: {} } as const;
+export const PPO_UPDATE_DEFAULTS: Required<PpoUpdateOptions> = { epochs: 2, loss: {} };
 
 export interface PpoUpdateStats {
   /** Loss and verl metrics of each epoch, measured before that epoch's step. */

@@ -1,0 +1,164 @@
+/**
+ * `labs run --experiment aggregation`: verl's four `loss_agg_mode`s and the length bias each one
+ * puts into the objective (course: "Length and mask quietly change the objective"; Dr. GRPO).
+ *
+ * One arm per mode, same token-level env, learner and streams. Per valid token of row b the
+ * aggregation weight `∂L/∂loss_tok` is (agg_loss, spec §4):
+ *   token-mean 1/N (N = loss tokens of the batch); seq-mean-token-sum 1/G; seq-mean-token-mean
+ *   1/(G·n_b); seq-mean-token-sum-norm 1/T.
+ * Only seq-mean-token-mean makes a token's weight depend on its own trajectory's length: a long
+ * failed trajectory is penalised less per token — the bias Dr. GRPO says lets wrong answers grow
+ * long. The other three differ from each other only by a per-batch scale, which Adam (default)
+ * largely normalises away; `--set optimizer=sgd` shows the scale as an effective learning rate.
+ * Measured: success, mean length of successful and failed trajectories, think-token rate, the
+ * normalised per-token weight by trajectory length, and the failed long/short weight ratio.
+ */
+
+import { LOSS_AGG_MODES } from '../core/aggLoss.js';
+import {
+  type ArmResult,
+  type ArmSpec,
+  armCurves,
+  lateMean,
+  overallMean,
+  pooledTraining,
+  round6,
+  runArms,
+  tokenLabConfig,
+  tokenLabOptions,
+} from './tokenLab.js';
+import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import { VERSION } from './version.js';
+
+// --- config -----------------------------------------------------------------------------------------
+export const AGGREGATION_OPTIONS: OptionTable = tokenLabOptions();
+
+function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRecord {
+  const start = performance.now();
+  const cfg = tokenLabConfig(config);
+
+  // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
+  const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
+    arm: mode,
+    maskRule: 'model-tokens',
+    lossAggMode: mode,
+    truncation: 'zero-score',
+  }));
+
+  // --- training ---------------------------------------------------------------------------------------
+  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
+
+  // --- measurements -------------------------------------------------------------------------------------
+  const metrics: Record<string, JsonValue> = {};
+  const arms: Record<string, JsonValue>[] = [];
+  for (const r of results) {
+    const e = r.evaluation;
+    const t = pooledTraining(r);
+    const row = {
+      arm: r.spec.arm,
+      eval_success: round6(e.success),
+      // lengths pooled over every training batch: failures become rare late in training
+      success_mean_length: round6(t.successMeanLength),
+      failed_mean_length: round6(t.failedMeanLength),
+      late_failed_mean_length: round6(lateMean(r, (u) => u.failedMeanLength)),
+      think_rate: round6(t.thinkRate),
+      eval_think_rate: round6(e.thinkRate),
+      eval_mean_length: round6(e.meanLength),
+      eval_verify_rate: round6(e.verifyRate),
+      truncation_rate: round6(t.truncationRate),
+      failed_long_short_weight_ratio: round6(overallMean(r, (u) => u.failedLongShortWeightRatio)),
+    };
+    arms.push(row);
+    for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
+  }
+  const weightRows = results.flatMap((r) =>
+    r.weightByLength
+      .filter((b) => b.trajectories > 0)
+      .map((b) => ({
+        arm: r.spec.arm,
+        length: `${b.lo}-${b.hi}`,
+        length_mid: (b.lo + b.hi) / 2,
+        trajectories: b.trajectories,
+        failed_trajectories: b.failedTrajectories,
+        weight_per_token: round6(b.tokens > 0 ? b.weightSum / b.tokens : Number.NaN),
+        failed_weight_per_token: round6(b.failedTokens > 0 ? b.failedWeightSum / b.failedTokens : Number.NaN),
+      })),
+  );
+  const curves = armCurves(results, {
+    success: (u) => u.success,
+    failed_length: (u) => u.failedMeanLength,
+    success_length: (u) => u.successMeanLength,
+    think_rate: (u) => u.thinkRate,
+    mean_length: (u) => u.meanLength,
+    failed_weight_ratio: (u) => u.failedLongShortWeightRatio,
+  });
+
+  return {
+    experiment: 'aggregation',
+    seed: ctx.seed,
+    version: VERSION,
+    config: config as Record<string, JsonValue>,
+    metrics,
+    curves,
+    tables: { arms, weight_by_length: weightRows },
+    notes: [aggregationConclusion(results), ...aggregationCaveats(cfg.optimizer)],
+    plots: {
+      success: { title: 'Training success by loss_agg_mode', y: 'fraction of trajectories' },
+      failed_length: { title: 'Mean length of failed trajectories', y: 'tokens' },
+      success_length: { title: 'Mean length of successful trajectories', y: 'tokens' },
+      think_rate: { title: 'Think tokens', y: 'think tokens / model tokens' },
+      failed_weight_ratio: {
+        title: 'Per-token weight of long vs short failed trajectories',
+        y: 'ratio (1 = length-neutral)',
+      },
+      weight_by_length: {
+        title: 'Normalised per-token weight by trajectory length',
+        y: 'weight per token (batch mean = 1)',
+        x: 'trajectory length (tokens)',
+        kind: 'bar',
+        table: 'weight_by_length',
+        xField: 'length',
+        yFields: ['weight_per_token', 'failed_weight_per_token'],
+      },
+    },
+    timing: { wall_ms: performance.now() - start },
+  };
+}
+
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
+
+/** The closing sentence, drawn from the measured numbers. */
+export function aggregationConclusion(results: readonly ArmResult[]): string {
+  const by = (mode: string) => results.find((r) => r.spec.arm === mode);
+  const tm = by('token-mean');
+  const stm = by('seq-mean-token-mean');
+  if (!tm || !stm) return 'token-mean or seq-mean-token-mean arm missing: no comparison.';
+  const ratio = overallMean(stm, (u) => u.failedLongShortWeightRatio);
+  const ftm = pooledTraining(tm);
+  const fstm = pooledTraining(stm);
+  const weightPart = `Per token, seq-mean-token-mean weighted failed trajectories longer than the batch's median failed length ${f2(ratio)}x as much as shorter ones (token-mean: ${f2(overallMean(tm, (u) => u.failedLongShortWeightRatio))}x), so long failures were penalised ${Number.isFinite(ratio) && ratio < 1 ? 'less' : 'not less'} per token, as Dr. GRPO predicts.`;
+  const d = fstm.failedMeanLength - ftm.failedMeanLength;
+  const behaviour =
+    Math.abs(d) < 0.5
+      ? `Its behavioural consequence was small here: failed trajectories averaged ${f2(fstm.failedMeanLength)} tokens under seq-mean-token-mean vs ${f2(ftm.failedMeanLength)} under token-mean (difference ${f2(d)}),`
+      : `Failed trajectories averaged ${f2(fstm.failedMeanLength)} tokens under seq-mean-token-mean vs ${f2(ftm.failedMeanLength)} under token-mean (${d > 0 ? 'longer' : 'shorter'} by ${f2(Math.abs(d))}),`;
+  const think = ` think-token rate ${f3(fstm.thinkRate)} vs ${f3(ftm.thinkRate)}; held-out success ${results.map((r) => `${r.spec.arm} ${f3(r.evaluation.success)}`).join(', ')}.`;
+  return `${weightPart} ${behaviour}${think}`;
+}
+
+function aggregationCaveats(optimizer: string): string[] {
+  return [
+    optimizer === 'adam'
+      ? 'Adam normalises each logit by its own gradient RMS, so token-mean, seq-mean-token-sum and seq-mean-token-sum-norm differ only through per-batch scale changes; --set optimizer=sgd turns their scale difference into a learning-rate difference (a change of loss scale, not a stronger algorithm).'
+      : 'With SGD the modes also differ by their loss scale (token-mean divides by all loss tokens, seq-mean-token-sum by the number of rows, -norm by T): part of any difference is an effective learning rate.',
+    'In this env failures are mostly short (protocol errors, unverified wrong answers); long failures come from think loops and truncation. failed_mean_length pools all training batches because late batches have few failures. One seed is an anecdote: use --seeds.',
+  ];
+}
+
+export const aggregation: Experiment = {
+  name: 'aggregation',
+  summary: "token-level env: verl's four loss_agg_modes and their length bias, measured over training",
+  options: AGGREGATION_OPTIONS,
+  run: runAggregation,
+};

@@ -1,0 +1,42 @@
+/**
+ * Shared terminal layout of the token-lab experiments (`mask`, `aggregation`, `truncation`): a
+ * header with the training setup, the `tables.arms` table with chosen columns, an optional second
+ * table, then the notes, the first of which is the experiment's measured conclusion.
+ */
+import type { JsonValue, RunRecord } from '../../experiments/types.js';
+import { type Cell, formatNumber, table } from '../text.js';
+
+const cell = (v: JsonValue | undefined): Cell =>
+  v === undefined || v === null || typeof v === 'object' ? null : (v as Cell);
+
+/** Renders `rows` with the given columns (header = column key). */
+export function rowsTable(rows: readonly Record<string, JsonValue>[], columns: readonly string[]): string {
+  return table(
+    [...columns],
+    rows.map((r) => columns.map((c) => cell(r[c]))),
+  );
+}
+
+export function formatArmsRecord(
+  record: RunRecord,
+  title: string,
+  columns: readonly string[],
+  extra?: { name: string; columns: readonly string[] },
+): string {
+  const c = record.config;
+  const lines: string[] = [];
+  lines.push(`${record.experiment}  seed ${record.seed}  (${formatNumber(record.timing.wall_ms, 3)} ms)`);
+  lines.push(title);
+  lines.push(
+    `training: ${c.updates} updates x ${c.tasks_per_update} tasks x ${c.group_size} samples, ${c.ppo_epochs} PPO epochs, ${c.optimizer} lr=${c.lr}, clip ${c.clip_ratio}, GRPO std=${c.std}; budget ${c.budget} tokens, tool error rate ${c.tool_error_rate}`,
+  );
+  lines.push('', rowsTable(record.tables.arms ?? [], columns));
+  if (extra) {
+    const rows = record.tables[extra.name] ?? [];
+    if (rows.length) lines.push('', `${extra.name}:`, rowsTable(rows, extra.columns));
+  }
+  const [conclusion, ...rest] = record.notes ?? [];
+  for (const note of rest) lines.push(`note: ${note}`);
+  if (conclusion) lines.push('', conclusion);
+  return lines.join('\n');
+}
