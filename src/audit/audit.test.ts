@@ -86,7 +86,7 @@ function expectMatchesGroupby(rec: RunRecord, rows: readonly PlainRow[], fail = 
 function genericRows(): PlainRow[] {
   const rows: PlainRow[] = [];
   const add = (step: number, group: string, task: string, rewards: number[], trunc: boolean[] = []) => {
-    rewards.forEach((reward, i) =>
+    rewards.forEach((reward, i) => {
       rows.push({
         step,
         group,
@@ -95,8 +95,8 @@ function genericRows(): PlainRow[] {
         action_tokens: 3 + ((i * 5 + step) % 7),
         env_tokens: (i * 3 + group.length) % 4,
         truncated: trunc[i] ?? false,
-      }),
-    );
+      });
+    });
   };
   add(1, 'g-add', 'add 2+3', [1, 1, 1, 1]); // all right
   add(1, 'g-sub', 'sub 9-4', [0, 0, 0, 0], [true, false, true, false]); // all wrong
