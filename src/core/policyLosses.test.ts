@@ -58,7 +58,7 @@ describe('SAPO', () => {
     const adv = Float64Array.of(1, 2, 3, -1, -1, 0);
     const r = policyLossSapo(old, lp, adv, mask, shape, { tauPos: 3, tauNeg: 0.5 });
     const expected = [-2 / 3, -4 / 3, -2, 4, 4];
-    expected.forEach((v, i) => expect(r.perTokenLoss[i]).toBeCloseTo(v, 6));
+    for (const [i, v] of expected.entries()) expect(r.perTokenLoss[i]).toBeCloseTo(v, 6);
     expect(r.loss).toBeCloseTo((-4 / 3 + 4) / 2, 6);
   });
   it('uses tau_neg where A <= 0 and clamps the log-ratio at 20', () => {

@@ -18,10 +18,9 @@ import {
 } from './aggLoss.js';
 import type { FloatArray, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import { LOG_RATIO_CLAMP } from './ess.js';
 import { checkPolicyInputs, type PolicyLossMetrics, throwIfNonFiniteUnderMask } from './policyLoss.js';
 
-/** verl's `torch.clamp(..., -20, 20)` on token log-ratios (vanilla, SAPO, CISPO). */
-export const LOG_RATIO_CLAMP = 20;
 /** GSPO's `clamp(log_seq_importance_ratio, max=10)`. */
 export const GSPO_MAX_LOG_SEQ_RATIO = 10;
 

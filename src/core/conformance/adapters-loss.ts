@@ -17,6 +17,12 @@ import {
   policyLossReinforce,
   policyLossSapo,
 } from '../policyLosses.js';
+import {
+  type RolloutIsLevel,
+  rolloutCorrection,
+  rolloutIsWeights,
+  rolloutRejectionMask,
+} from '../rolloutCorrection.js';
 import { valueLoss } from '../valueLoss.js';
 import type { AdapterTable, GoldenCase } from './types.js';
 
@@ -162,7 +168,67 @@ function tensor3(
   return { data, shape: { rows, cols, vocab } };
 }
 
+/** `config.log_ratio` like "log_prob - old_log_prob", evaluated in float32 as torch does. */
+function logRatioFrom(inputs: Record<string, unknown>, expr: unknown) {
+  const [a, b] = String(expr)
+    .split(' - ')
+    .map((s) => s.trim());
+  const x = matrix(inputs[a ?? ''], a ?? 'log_ratio');
+  const y = matrix(inputs[b ?? ''], b ?? 'log_ratio');
+  return { data: Float32Array.from(x.data, (v, i) => v - (y.data[i] as number)), shape: x.shape };
+}
+
 export const lossAdapters: AdapterTable = {
+  'rollout_corr_helper.compute_rollout_correction_weights': {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const lr = logRatioFrom(inputs, config.log_ratio);
+      const mask = matrix(inputs.response_mask, 'response_mask').data;
+      const r = rolloutIsWeights(lr.data, mask, lr.shape, {
+        level: args.rollout_is as RolloutIsLevel,
+        threshold: (args.rollout_is_threshold as number | undefined) ?? 2.0,
+        normalization: args.rollout_is_batch_normalize ? 'batch-mean' : 'none',
+      });
+      return { rollout_is_weights: nested(r.weights, lr.shape), metrics: r.metrics };
+    },
+  },
+  'rollout_corr_helper.compute_rollout_rejection_mask': {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const lr = logRatioFrom(inputs, config.log_ratio);
+      const mask = matrix(inputs.response_mask, 'response_mask').data;
+      const r = rolloutRejectionMask(lr.data, mask, lr.shape, {
+        rolloutRs: args.rollout_rs as string,
+        threshold: args.rollout_rs_threshold as string | number,
+      });
+      return { modified_response_mask: nested(r.mask, lr.shape), metrics: r.metrics };
+    },
+  },
+  'rollout_corr_helper.compute_rollout_correction_and_rejection_mask': {
+    run(inputs, config) {
+      const args = (config.args ?? {}) as Record<string, unknown>;
+      const old = matrix(inputs.old_log_prob, 'old_log_prob');
+      const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
+      const mask = matrix(inputs.response_mask, 'response_mask').data;
+      const r = rolloutCorrection(old.data, rollout, mask, old.shape, {
+        is: args.rollout_is
+          ? {
+              level: args.rollout_is as RolloutIsLevel,
+              threshold: (args.rollout_is_threshold as number | undefined) ?? 2.0,
+              normalization: args.rollout_is_batch_normalize ? 'batch-mean' : 'none',
+            }
+          : null,
+        rejection: args.rollout_rs
+          ? { rolloutRs: args.rollout_rs as string, threshold: args.rollout_rs_threshold as string | number }
+          : null,
+      });
+      return {
+        rollout_is_weights: r.weights ? nested(r.weights, old.shape) : null,
+        modified_response_mask: nested(r.mask, old.shape),
+        metrics: r.metrics,
+      };
+    },
+  },
   kl_penalty: {
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;
