@@ -637,7 +637,7 @@ export function rolloutCorrection(
     weights = r.weights;
     Object.assign(metrics, r.metrics);
   }
-  let mask = Float32Array.from(responseMask);
+  let mask: Float32Array = Float32Array.from(responseMask);
   if (options.rejection) {
     const r = rolloutRejectionMask(logRatio, responseMask, shape, options.rejection);
     mask = r.mask;
