@@ -8,6 +8,7 @@ import type { Experiment } from './types.js';
 const loaders: Record<string, () => Promise<Experiment>> = {
   // one line per experiment: name -> lazy import
   agent: async () => (await import('./agent.js')).agent,
+  rollout: async () => (await import('./rollout.js')).rollout,
   mask: async () => (await import('./mask.js')).mask,
   aggregation: async () => (await import('./aggregation.js')).aggregation,
   truncation: async () => (await import('./truncation.js')).truncation,

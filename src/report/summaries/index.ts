@@ -10,6 +10,7 @@ export type Formatter = (record: RunRecord) => string;
 const formatters: Record<string, () => Promise<Formatter>> = {
   // one line per experiment: name -> lazy import of its formatter
   agent: async () => (await import('./agent.js')).formatAgent,
+  rollout: async () => (await import('./rollout.js')).formatRollout,
   audit: async () => (await import('./audit.js')).formatAudit,
   mask: async () => (await import('./mask.js')).formatMask,
   aggregation: async () => (await import('./aggregation.js')).formatAggregation,

@@ -1,0 +1,138 @@
+/**
+ * Terminal summary of a `rollout` run: the setup in two lines, then three views of the same rows
+ * (schedule, distribution shift, learning), the ratio by lag for the stalest row, the notes, and a
+ * headline comparing each async row with sync.
+ */
+import type { JsonValue, RunRecord } from '../../experiments/types.js';
+import { type Cell, formatNumber, table } from '../text.js';
+
+type Row = Record<string, JsonValue>;
+const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : Number.NaN);
+const cell = (v: JsonValue | undefined): Cell => (typeof v === 'number' || typeof v === 'string' ? v : null);
+
+export function formatRollout(record: RunRecord): string {
+  const { config: c, tables } = record;
+  const rows = (tables.modes ?? []) as Row[];
+  const K = num(c.groups_per_update);
+  const G = num(c.group_size);
+  const U = num(c.updates);
+  const lines: string[] = [];
+  lines.push(`rollout  seed ${record.seed}  (${formatNumber(record.timing.wall_ms, 3)} ms)`);
+  lines.push(
+    `${c.workers} workers, ${K} groups x ${G} samples per step, ${U} steps per row (${(K * G * U).toLocaleString('en-US')} consumed trajectories); step ${c.train_step_s} s, publication delay ${c.publish_delay_s} s; eta=${c.eta}, tis cap ${c.tis_cap}`,
+  );
+  lines.push(
+    `generation: log-normal tokens per action (median ${c.length_median}, sigma ${c.length_sigma}), ${c.seconds_per_token} s/token; simulated time only`,
+  );
+
+  const pick = (keys: string[]) => rows.map((r) => keys.map((k) => cell(r[k])));
+  lines.push('', 'schedule (traj/s = consumed trajectories per simulated second)');
+  lines.push(
+    table(
+      [
+        'run',
+        'traj/s',
+        'trainer idle',
+        'worker idle',
+        'worker wasted',
+        'dropped groups',
+        'lag mean',
+        'lag max',
+      ],
+      pick([
+        'run',
+        'throughput',
+        'trainer_idle',
+        'worker_idle',
+        'worker_wasted',
+        'dropped_groups',
+        'lag_mean',
+        'lag_max',
+      ]),
+      3,
+    ),
+  );
+  lines.push('', 'distribution shift of consumed actions (ratio = pi_current / pi_behaviour)');
+  lines.push(
+    table(
+      ['run', 'ratio p50', 'p90', 'p99', 'max', 'ESS frac', 'ESS min', 'ESS seq', 'corr(lag,|log r|)'],
+      pick([
+        'run',
+        'ratio_p50',
+        'ratio_p90',
+        'ratio_p99',
+        'ratio_max',
+        'ess_fraction',
+        'ess_fraction_min',
+        'ess_seq_fraction',
+        'lag_logratio_corr',
+      ]),
+      3,
+    ),
+  );
+  lines.push(
+    '',
+    'learning (steps/s to 0.9 = first step whose policy plays the protocol with probability >= 0.9)',
+  );
+  lines.push(
+    table(
+      [
+        'run',
+        'consumed len',
+        'generated len',
+        'steps to 0.9',
+        'sim s to 0.9',
+        'protocol prob',
+        'eval success',
+      ],
+      pick([
+        'run',
+        'consumed_mean_length',
+        'generated_mean_length',
+        'updates_to_0_9',
+        'seconds_to_0_9',
+        'protocol_prob',
+        'eval_success',
+      ]),
+      4,
+    ),
+  );
+
+  const stalest = [...rows].sort((a, b) => num(b.lag_max) - num(a.lag_max))[0];
+  const byLag = ((tables.ratio_by_lag ?? []) as Row[]).filter((r) => stalest && r.run === stalest.run);
+  if (stalest && byLag.length > 1) {
+    lines.push('', `ratio by version lag, ${stalest.run} (lag is a proxy: the ratio is the measurement)`);
+    lines.push(
+      table(
+        ['lag', 'actions', 'ratio mean', 'p50', 'p90', 'p99', 'max', 'mean |log r|'],
+        byLag.map((r) =>
+          [
+            'lag_bucket',
+            'actions',
+            'ratio_mean',
+            'ratio_p50',
+            'ratio_p90',
+            'ratio_p99',
+            'ratio_max',
+            'mean_abs_log_ratio',
+          ].map((k) => cell(r[k])),
+        ),
+        3,
+      ),
+    );
+  }
+
+  lines.push('');
+  for (const note of record.notes ?? []) lines.push(`note: ${note}`);
+  const sync = rows.find((r) => r.mode === 'sync');
+  if (sync) {
+    lines.push('');
+    for (const r of rows) {
+      if (r === sync) continue;
+      lines.push(
+        `${r.run}: ${formatNumber(num(r.throughput) / num(sync.throughput), 3)}x sync throughput, lag mean ${formatNumber(num(r.lag_mean), 3)} (max ${r.lag_max}), ratio p99 ${formatNumber(num(r.ratio_p99), 3)}, eval ${formatNumber(num(r.eval_success), 3)} vs sync ${formatNumber(num(sync.eval_success), 3)}`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
