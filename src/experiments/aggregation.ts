@@ -81,6 +81,7 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
         trajectories: b.trajectories,
         failed_trajectories: b.failedTrajectories,
         weight_per_token: round6(b.tokens > 0 ? b.weightSum / b.tokens : Number.NaN),
+        raw_weight_per_token: round6(b.tokens > 0 ? b.rawWeightSum / b.tokens : Number.NaN),
         failed_weight_per_token: round6(b.failedTokens > 0 ? b.failedWeightSum / b.failedTokens : Number.NaN),
       })),
   );

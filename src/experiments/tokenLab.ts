@@ -306,6 +306,8 @@ export interface WeightBucket {
   tokens: number;
   /** Σ normalised per-token weight over loss tokens in this bucket. */
   weightSum: number;
+  /** Σ raw aggregation weight ∂agg/∂loss_tok (the loss scale each mode applies). */
+  rawWeightSum: number;
   failedTokens: number;
   failedWeightSum: number;
 }
@@ -501,11 +503,12 @@ function accumulateWeights(
   rows.forEach((e, b) => {
     const len = e.tokens.length;
     let n = 0;
-    let w = 0;
+    let raw = 0;
     for (let t = 0; t < cols; t++) {
       n += mask[b * cols + t] as number;
-      w += (weights[b * cols + t] as number) * norm;
+      raw += weights[b * cols + t] as number;
     }
+    const w = raw * norm;
     const k = Math.floor((len - 1) / WEIGHT_BUCKET_WIDTH);
     while (buckets.length <= k) {
       const lo = buckets.length * WEIGHT_BUCKET_WIDTH + 1;
@@ -516,6 +519,7 @@ function accumulateWeights(
         failedTrajectories: 0,
         tokens: 0,
         weightSum: 0,
+        rawWeightSum: 0,
         failedTokens: 0,
         failedWeightSum: 0,
       });
@@ -524,6 +528,7 @@ function accumulateWeights(
     bucket.trajectories++;
     bucket.tokens += n;
     bucket.weightSum += w;
+    bucket.rawWeightSum += raw;
     if (e.status !== 'success') {
       bucket.failedTrajectories++;
       bucket.failedTokens += n;

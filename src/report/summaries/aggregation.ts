@@ -24,6 +24,7 @@ export function formatAggregation(record: RunRecord): string {
         'failed_trajectories',
         'weight_per_token',
         'failed_weight_per_token',
+        'raw_weight_per_token',
       ],
     },
   );

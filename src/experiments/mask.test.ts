@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { mask } from './mask.js';
+import { resolveConfig } from './options.js';
+import type { RunRecord } from './types.js';
+
+const sets = ['updates=40', 'eval_tasks=200'];
+
+async function run(seed: number, extra: string[] = []): Promise<RunRecord> {
+  return mask.run(resolveConfig('mask', mask.options, [...sets, ...extra]), { seed });
+}
+
+describe('mask experiment', async () => {
+  const seven = await run(7);
+
+  it('records one row per arm with eval_success and observation_token_action_rate, flat per-arm metrics and curves', async () => {
+    const r = seven;
+    const arms = r.tables.arms ?? [];
+    expect(arms.map((a) => a.arm)).toEqual(['correct', 'flipped']);
+    for (const a of arms) {
+      expect(typeof a.eval_success).toBe('number');
+      expect(typeof a.observation_token_action_rate).toBe('number');
+    }
+    expect(r.metrics['flipped.observation_token_action_rate']).toBe(arms[1]?.observation_token_action_rate);
+    expect(r.curves.update).toHaveLength(40);
+    expect(r.curves['success.correct']).toHaveLength(40);
+    expect(r.curves['observation_token_action_rate.flipped']).toHaveLength(40);
+    for (const family of Object.keys(r.plots ?? {})) {
+      expect(Object.keys(r.curves).some((k) => k.startsWith(`${family}.`))).toBe(true);
+    }
+    // the flipped mask counts environment tokens in the loss: more loss tokens than action tokens
+    const f = arms[1] as Record<string, number>;
+    const c = arms[0] as Record<string, number>;
+    expect(c.loss_tokens_per_trajectory).toBeCloseTo(c.action_tokens_per_trajectory as number, 9);
+    expect(f.loss_tokens_per_trajectory).toBeCloseTo(
+      (f.action_tokens_per_trajectory as number) + (f.env_tokens_per_trajectory as number),
+      3,
+    );
+    // per-trajectory accounting for both arms
+    const acc = r.tables.trajectory_accounting ?? [];
+    expect(acc.some((row) => row.arm === 'correct')).toBe(true);
+    for (const row of acc.filter((x) => x.arm === 'correct')) expect(row.loss_tokens).toBe(row.action_tokens);
+    // the conclusion quotes the measured rates
+    expect(r.notes?.[0]).toContain(`${(100 * (f.observation_token_action_rate as number)).toFixed(1)}%`);
+  });
+
+  it('training on environment tokens makes the policy emit observation tokens (seed 7, 40 updates)', async () => {
+    const r = seven;
+    const c = r.metrics['correct.observation_token_action_rate'] as number;
+    const f = r.metrics['flipped.observation_token_action_rate'] as number;
+    // identical streams: if the mask had no effect the two numbers would be equal
+    expect(f).toBeGreaterThan(c + 0.01);
+    expect(r.metrics['flipped.mean_loss_denominator']).toBeGreaterThan(
+      r.metrics['correct.mean_loss_denominator'] as number,
+    );
+  });
+
+  it('is deterministic per seed', async () => {
+    const a = await run(3, ['updates=10']);
+    const b = await run(3, ['updates=10']);
+    expect(a.metrics).toEqual(b.metrics);
+    expect(a.curves).toEqual(b.curves);
+    const c = await run(4, ['updates=10']);
+    expect(c.metrics).not.toEqual(a.metrics);
+  });
+
+  it('rejects unknown options and bad values', () => {
+    expect(() => resolveConfig('mask', mask.options, ['nope=1'])).toThrow(/unknown --set key/);
+    expect(() => resolveConfig('mask', mask.options, ['loss_agg_mode=mean'])).toThrow(/loss_agg_mode/);
+  });
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ROLE_ENV,
+  ROLE_MODEL,
+  TOK_DIGIT0,
+  TOK_READ,
+  TOK_SUBMIT,
+  TOK_THINK,
+  type TokenEpisode,
+} from '../envs/tokenArithmetic.js';
+import {
+  measureEpisodes,
+  overlongPenalty,
+  pooledTraining,
+  runTokenArm,
+  TOKEN_LAB_DEFAULTS,
+  type TokenLabConfig,
+  tokenLabConfig,
+  tokenLabOptions,
+} from './tokenLab.js';
+
+const small: TokenLabConfig = {
+  ...TOKEN_LAB_DEFAULTS,
+  updates: 4,
+  tasksPerUpdate: 4,
+  groupSize: 4,
+  evalTasks: 30,
+};
+
+function episode(partial: Partial<TokenEpisode>): TokenEpisode {
+  return {
+    task: { kind: 'add', a: 1, b: 2, answer: 3 },
+    tokens: [],
+    contexts: [],
+    roles: [],
+    status: 'success',
+    score: 1,
+    errorKind: null,
+    modelTokens: 0,
+    envTokens: 0,
+    thinkTokens: 0,
+    verified: false,
+    toolWasWrong: false,
+    ...partial,
+  };
+}
+
+describe('overlongPenalty (DAPO soft overlong punishment)', () => {
+  it('is 0 up to Lmax - Lcache, ramps linearly to -1 at Lmax, -1 beyond', () => {
+    // Lmax 25, Lcache 5: free up to 20
+    expect(overlongPenalty(12, 25, 5)).toBe(0);
+    expect(overlongPenalty(20, 25, 5)).toBe(0);
+    expect(overlongPenalty(21, 25, 5)).toBeCloseTo(-0.2, 12);
+    expect(overlongPenalty(23, 25, 5)).toBeCloseTo(-0.6, 12);
+    expect(overlongPenalty(25, 25, 5)).toBeCloseTo(-1, 12);
+    expect(overlongPenalty(30, 25, 5)).toBe(-1);
+  });
+});
+
+describe('measureEpisodes', () => {
+  it('counts observation tokens emitted by the model, per decision, and lengths by outcome', () => {
+    const eps = [
+      // success: 3 model tokens (one think), 2 env tokens, verified
+      episode({
+        tokens: [TOK_THINK, TOK_READ, TOK_DIGIT0, TOK_DIGIT0, TOK_SUBMIT],
+        roles: [ROLE_MODEL, ROLE_MODEL, ROLE_ENV, ROLE_ENV, ROLE_MODEL],
+        modelTokens: 3,
+        envTokens: 2,
+        thinkTokens: 1,
+        verified: true,
+      }),
+      // observation token emitted as an action: a digit with role model
+      episode({
+        tokens: [TOK_READ, TOK_DIGIT0, TOK_DIGIT0 + 3],
+        roles: [ROLE_MODEL, ROLE_ENV, ROLE_MODEL],
+        status: 'protocol_error',
+        errorKind: 'observation_token',
+        score: 0,
+        modelTokens: 2,
+        envTokens: 1,
+      }),
+      episode({
+        tokens: [TOK_THINK],
+        roles: [ROLE_MODEL],
+        status: 'truncated',
+        score: 0,
+        modelTokens: 1,
+        thinkTokens: 1,
+      }),
+    ];
+    const m = measureEpisodes(eps);
+    expect(m.success).toBeCloseTo(1 / 3, 12);
+    expect(m.observationTokenActionRate).toBeCloseTo(1 / 6, 12); // 1 of 6 model tokens
+    expect(m.observationErrorRate).toBeCloseTo(1 / 3, 12);
+    expect(m.truncationRate).toBeCloseTo(1 / 3, 12);
+    expect(m.verifyRate).toBeCloseTo(1 / 3, 12);
+    expect(m.thinkRate).toBeCloseTo(2 / 6, 12);
+    expect(m.successMeanLength).toBe(5);
+    expect(m.failedMeanLength).toBe(2);
+    expect(m.envTokensPerTrajectory).toBe(1);
+  });
+});
+
+describe('runTokenArm', () => {
+  it('is deterministic per seed and differs across seeds', () => {
+    const spec = {
+      arm: 'a',
+      maskRule: 'model-tokens',
+      lossAggMode: 'token-mean',
+      truncation: 'zero-score',
+    } as const;
+    const a = runTokenArm(spec, small, 3);
+    const b = runTokenArm(spec, small, 3);
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(JSON.stringify(runTokenArm(spec, small, 4))).not.toBe(JSON.stringify(a));
+  });
+
+  it('drop and mask exclude exactly the truncated trajectories; zero-score excludes none', () => {
+    const tight: TokenLabConfig = { ...small, budget: 10, updates: 3 }; // read+tool+submit needs >= 10
+    for (const truncation of ['drop', 'mask', 'zero-score'] as const) {
+      const r = runTokenArm(
+        { arm: truncation, maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation },
+        tight,
+        5,
+      );
+      for (const u of r.updates) {
+        const truncated = Math.round(u.truncationRate * u.trajectories);
+        expect(u.excludedTrajectories).toBe(truncation === 'zero-score' ? 0 : truncated);
+      }
+      expect(r.updates.some((u) => u.truncationRate > 0)).toBe(true);
+    }
+  });
+
+  it('the same seed evaluates every arm on the same tasks: an untrained arm equals itself across mask rules', () => {
+    // learning rate ~0 (Adam's first step is lr * sign(g)): both arms keep the initial policy
+    const tiny: TokenLabConfig = { ...small, updates: 1, learningRate: 1e-9 };
+    const a = runTokenArm(
+      { arm: 'c', maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
+      tiny,
+      8,
+    );
+    const b = runTokenArm(
+      { arm: 'f', maskRule: 'all-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
+      tiny,
+      8,
+    );
+    expect(a.evaluation).toEqual(b.evaluation);
+    expect(a.updates[0]?.lossTokensPerTrajectory).toBeLessThan(
+      b.updates[0]?.lossTokensPerTrajectory as number,
+    );
+  });
+
+  it('pooledTraining weights updates by trajectories', () => {
+    const r = runTokenArm(
+      { arm: 'a', maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
+      small,
+      2,
+    );
+    const p = pooledTraining(r);
+    const mean = r.updates.reduce((s, u) => s + u.success, 0) / r.updates.length; // equal batch sizes
+    expect(p.success).toBeCloseTo(mean, 12);
+    expect(p.trajectories).toBe(4 * 16);
+  });
+});
+
+describe('options', () => {
+  it('maps snake_case --set keys onto the config and keeps defaults', () => {
+    const table = tokenLabOptions({ budget: 25 });
+    expect(table.budget?.default).toBe(25);
+    const cfg = tokenLabConfig({ lr: 0.2, tool_error_rate: 0.1, budget: 30 });
+    expect(cfg.learningRate).toBe(0.2);
+    expect(cfg.toolErrorRate).toBe(0.1);
+    expect(cfg.budget).toBe(30);
+    expect(cfg.groupSize).toBe(TOKEN_LAB_DEFAULTS.groupSize);
+    expect(table.optimizer?.schema.safeParse('rmsprop').success).toBe(false);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from './options.js';
+import { truncation } from './truncation.js';
+
+describe('truncation experiment', async () => {
+  const config = resolveConfig('truncation', truncation.options, ['updates=30', 'eval_tasks=100']);
+  const r = await truncation.run(config, { seed: 7 });
+  const arms = r.tables.arms ?? [];
+
+  it('defaults to a budget of 25 tokens and has one row per truncation policy', () => {
+    expect(config.budget).toBe(25);
+    expect(arms.map((a) => a.arm)).toEqual(['zero-score', 'drop', 'mask', 'soft-penalty']);
+    for (const a of arms) {
+      for (const k of ['eval_success', 'truncation_rate', 'verify_rate', 'eval_success_unbounded']) {
+        expect(a[k]).toBeGreaterThanOrEqual(0);
+        expect(a[k]).toBeLessThanOrEqual(1);
+      }
+      expect(r.metrics[`${a.arm}.truncation_rate`]).toBe(a.truncation_rate);
+    }
+  });
+
+  it('drop and mask exclude truncated trajectories from the loss; zero-score and soft-penalty do not', () => {
+    const sum = (k: string) => (r.curves[k] ?? []).reduce((s, x) => s + x, 0);
+    expect(sum('excluded.zero-score')).toBe(0);
+    expect(sum('excluded.soft-penalty')).toBe(0);
+    expect(sum('excluded.drop')).toBeGreaterThan(0);
+    expect(sum('excluded.mask')).toBeGreaterThan(0);
+  });
+
+  it('is deterministic per seed', async () => {
+    const small = resolveConfig('truncation', truncation.options, ['updates=5', 'eval_tasks=50']);
+    const a = await truncation.run(small, { seed: 2 });
+    const b = await truncation.run(small, { seed: 2 });
+    expect(a.metrics).toEqual(b.metrics);
+    expect(a.curves).toEqual(b.curves);
+  });
+});
