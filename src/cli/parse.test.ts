@@ -114,3 +114,11 @@ describe('parseSeeds', () => {
     expect(() => parseSeeds('a..b')).toThrow(LabError);
   });
 });
+
+describe('run --html', () => {
+  it('takes an explicit file, or means report.html next to the record when given alone', () => {
+    expect(parseCli(['run', '-e', 'agent', '--html', '/tmp/a.html'])).toMatchObject({ html: '/tmp/a.html' });
+    expect(parseCli(['run', '-e', 'agent', '--html'])).toMatchObject({ html: '' });
+    expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ html: null });
+  });
+});

@@ -61,6 +61,7 @@ export type ParsedCli =
       sets: string[];
       json: boolean;
       out: string | null;
+      /** HTML report path; '' means report.html next to the record; null means none. */
       html: string | null;
       progress: boolean;
       debug: boolean;
@@ -154,7 +155,10 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--json', 'print the RunRecord as JSON instead of the summary')
     .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
-    .option('--html <file>', 'also write an HTML report with plots to this file')
+    .option(
+      '--html [file]',
+      'also write an HTML report with plots (default: report.html next to record.json)',
+    )
     .option('--no-progress', 'never show a progress bar')
     .action(
       (o: {
@@ -164,7 +168,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
         set: string[];
         json?: boolean;
         out?: string;
-        html?: string;
+        html?: string | boolean;
         progress: boolean;
       }) => {
         const seedParsed = seedSchema.safeParse(o.seed);
@@ -182,7 +186,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           sets: o.set,
           json: Boolean(o.json),
           out: o.out ?? null,
-          html: o.html ?? null,
+          html: o.html === true ? '' : (o.html ?? null),
           progress: o.progress,
           debug: debugOf(),
         });

@@ -46,3 +46,12 @@ describe('quantile', () => {
     expect(quantile([7], 0.99)).toBe(7);
   });
 });
+
+describe('summarize on constant values', () => {
+  it('gives exactly the constant with zero spread', () => {
+    const s = summarize(Array.from({ length: 20 }, () => 0.1 + 0.2));
+    expect(s.mean).toBe(0.1 + 0.2);
+    expect(s.std).toBe(0);
+    expect(s.ci95).toEqual([0.1 + 0.2, 0.1 + 0.2]);
+  });
+});

@@ -43,7 +43,8 @@ export function summarize(values: readonly number[], field = 'values'): Summary 
     if (v < min) min = v;
     if (v > max) max = v;
   }
-  const mean = sum / n;
+  // A constant list must summarise to exactly that constant (sum/n can be off by an ulp).
+  const mean = min === max ? min : sum / n;
   let ss = 0;
   for (const v of values) ss += (v - mean) * (v - mean);
   const std = n > 1 ? Math.sqrt(ss / (n - 1)) : 0;

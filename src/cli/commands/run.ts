@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
@@ -26,16 +27,17 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
     progress.stop();
   }
   const path = await writeRecord(record, p.out ? { dir: p.out } : {});
-  if (p.html) {
+  const htmlPath = p.html === '' ? join(dirname(path), 'report.html') : p.html;
+  if (htmlPath) {
     const { writeHtmlReport } = await import('../../report/html.js');
-    await writeHtmlReport([record], { html: p.html, png: null, sources: [path] });
+    await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
   }
   if (p.json) {
     process.stdout.write(`${toJson(record)}\n`);
   } else {
     const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
     process.stdout.write(`${text}\n\nrecord: ${path}\n`);
-    if (p.html) process.stdout.write(`report: ${p.html}\n`);
+    if (htmlPath) process.stdout.write(`report: ${htmlPath}\n`);
   }
   return 0;
 }
