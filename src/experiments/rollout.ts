@@ -291,6 +291,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
 
     curves[`lag_mean.${spec.key}`] = Array.from(series.lagMean);
     curves[`ess_fraction.${spec.key}`] = Array.from(series.essRatio);
+    curves[`abs_log_ratio.${spec.key}`] = Array.from(series.meanAbsLogRatio);
     curves[`protocol_prob.${spec.key}`] = Array.from(series.protocolProb);
     curves[`train_success.${spec.key}`] = Array.from(series.trainSuccess);
     curves[`consumed_length.${spec.key}`] = Array.from(series.consumedLength);
@@ -351,6 +352,10 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
     plots: {
       lag_mean: { title: 'Version lag of consumed groups', y: 'versions (mean per step)' },
       ess_fraction: { title: 'Kish ESS of the per-action ratios', y: 'fraction of the batch' },
+      abs_log_ratio: {
+        title: 'Distribution shift per step: mean |log ratio|',
+        y: 'mean |log pi_current - log pi_behaviour|',
+      },
       protocol_prob: { title: 'Learning: protocol probability after each step', y: 'probability' },
       train_success: { title: 'Training success of consumed batches', y: 'success rate' },
       consumed_length: { title: 'Tokens per consumed trajectory', y: 'tokens (mean per step)' },

@@ -142,6 +142,7 @@ describe('runAsyncLearner', () => {
     expect(Array.from(r.actionLag).every((l) => l === 0)).toBe(true);
     expect(Array.from(r.actionLogRatio).every((x) => x === 0)).toBe(true);
     expect(Array.from(r.series.essRatio).every((e) => e === 1)).toBe(true);
+    expect(Array.from(r.series.meanAbsLogRatio).every((e) => e === 0)).toBe(true);
   });
 
   it('async: lag-0 actions have log-ratio exactly 0 (behaviour log-probs are the held version), stale ones mostly not', () => {

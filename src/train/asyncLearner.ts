@@ -112,6 +112,8 @@ export interface UpdateSeries {
   essApplied: Float64Array;
   /** Kish ESS fraction of per-trajectory ratio products (sequence-level IS). */
   essSequence: Float64Array;
+  /** Mean |log rho| over the batch's actions: the size of the shift, whatever the lag. */
+  meanAbsLogRatio: Float64Array;
   /** Fraction of the batch's actions with rho > cap (what `tis` truncates; reported for every correction). */
   overCap: Float64Array;
   /** Mean reward of the consumed batch. */
@@ -297,6 +299,7 @@ export function runAsyncLearner(
     essRatio: new Float64Array(U),
     essApplied: new Float64Array(U),
     essSequence: new Float64Array(U),
+    meanAbsLogRatio: new Float64Array(U),
     overCap: new Float64Array(U),
     trainSuccess: new Float64Array(U),
     consumedLength: new Float64Array(U),
@@ -364,6 +367,7 @@ export function runAsyncLearner(
         const { ratios, weights, logRatios } = step;
         const seqRatio = new Float64Array(episodes.length);
         let overCap = 0;
+        let absLog = 0;
         let wins = 0;
         let a = 0;
         for (let i = 0; i < episodes.length; i++) {
@@ -373,6 +377,7 @@ export function runAsyncLearner(
           for (let t = 0; t < ep.steps.length; t++) {
             if ((ratios[a] as number) > o.tisCap) overCap += 1;
             logSeq += logRatios[a] as number;
+            absLog += Math.abs(logRatios[a] as number);
             actionLag.push(lags[i] as number);
             actionLogRatio.push(logRatios[a] as number);
             a++;
@@ -387,6 +392,7 @@ export function runAsyncLearner(
         series.essRatio[index] = kishEss(ratios).fraction;
         series.essApplied[index] = kishEss(weights).fraction;
         series.essSequence[index] = kishEss(seqRatio).fraction;
+        series.meanAbsLogRatio[index] = absLog / ratios.length;
         series.overCap[index] = overCap / ratios.length;
         series.trainSuccess[index] = wins / episodes.length;
         series.consumedLength[index] = tokenSum / episodes.length;
