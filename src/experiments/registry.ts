@@ -12,6 +12,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   mask: async () => (await import('./mask.js')).mask,
   aggregation: async () => (await import('./aggregation.js')).aggregation,
   truncation: async () => (await import('./truncation.js')).truncation,
+  advantage: async () => (await import('./advantage.js')).advantage,
 };
 
 export function experimentNames(): string[] {
