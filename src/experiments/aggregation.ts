@@ -21,6 +21,7 @@ import {
   armCurves,
   lateMean,
   overallMean,
+  pairedDifferences,
   pooledTraining,
   round6,
   runArms,
@@ -85,6 +86,17 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
         failed_weight_per_token: round6(b.failedTokens > 0 ? b.failedWeightSum / b.failedTokens : Number.NaN),
       })),
   );
+  Object.assign(
+    metrics,
+    pairedDifferences(arms, 'token-mean', [
+      'eval_success',
+      'success_mean_length',
+      'failed_mean_length',
+      'late_failed_mean_length',
+      'think_rate',
+      'eval_verify_rate',
+    ]),
+  );
   const curves = armCurves(results, {
     success: (u) => u.success,
     failed_length: (u) => u.failedMeanLength,
@@ -136,16 +148,19 @@ export function aggregationConclusion(results: readonly ArmResult[]): string {
   const stm = by('seq-mean-token-mean');
   if (!tm || !stm) return 'token-mean or seq-mean-token-mean arm missing: no comparison.';
   const ratio = overallMean(stm, (u) => u.failedLongShortWeightRatio);
-  const ftm = pooledTraining(tm);
-  const fstm = pooledTraining(stm);
-  const weightPart = `Per token, seq-mean-token-mean weighted failed trajectories longer than the batch's median failed length ${f2(ratio)}x as much as shorter ones (token-mean: ${f2(overallMean(tm, (u) => u.failedLongShortWeightRatio))}x), so long failures were penalised ${Number.isFinite(ratio) && ratio < 1 ? 'less' : 'not less'} per token, as Dr. GRPO predicts.`;
-  const d = fstm.failedMeanLength - ftm.failedMeanLength;
-  const behaviour =
+  const a = pooledTraining(stm);
+  const b = pooledTraining(tm);
+  const lessOrNot = Number.isFinite(ratio) && ratio < 1 ? 'less' : 'not less';
+  const d = a.failedMeanLength - b.failedMeanLength;
+  const grew =
     Math.abs(d) < 0.5
-      ? `Its behavioural consequence was small here: failed trajectories averaged ${f2(fstm.failedMeanLength)} tokens under seq-mean-token-mean vs ${f2(ftm.failedMeanLength)} under token-mean (difference ${f2(d)}),`
-      : `Failed trajectories averaged ${f2(fstm.failedMeanLength)} tokens under seq-mean-token-mean vs ${f2(ftm.failedMeanLength)} under token-mean (${d > 0 ? 'longer' : 'shorter'} by ${f2(Math.abs(d))}),`;
-  const think = ` think-token rate ${f3(fstm.thinkRate)} vs ${f3(ftm.thinkRate)}; held-out success ${results.map((r) => `${r.spec.arm} ${f3(r.evaluation.success)}`).join(', ')}.`;
-  return `${weightPart} ${behaviour}${think}`;
+      ? `failed trajectories were about as long (${f2(a.failedMeanLength)} vs ${f2(b.failedMeanLength)} tokens)`
+      : `failed trajectories were ${d > 0 ? 'longer' : 'shorter'} (${f2(a.failedMeanLength)} vs ${f2(b.failedMeanLength)} tokens)`;
+  return [
+    `Per token, seq-mean-token-mean weighted failed trajectories longer than the batch's median failed length ${f2(ratio)}x as much as shorter ones (token-mean ${f2(overallMean(tm, (u) => u.failedLongShortWeightRatio))}x): long failures were penalised ${lessOrNot} per token, the bias Dr. GRPO describes.`,
+    `Against token-mean in this run, ${grew}, successful ones ${f2(a.successMeanLength)} vs ${f2(b.successMeanLength)} tokens, held-out verify rate ${f3(stm.evaluation.verifyRate)} vs ${f3(tm.evaluation.verifyRate)}, think-token rate ${f3(a.thinkRate)} vs ${f3(b.thinkRate)}.`,
+    `Held-out success: ${results.map((r) => `${r.spec.arm} ${f3(r.evaluation.success)}`).join(', ')}.`,
+  ].join(' ');
 }
 
 function aggregationCaveats(optimizer: string): string[] {

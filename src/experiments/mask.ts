@@ -20,6 +20,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  pairedDifferences,
   pooledTraining,
   round6,
   runArms,
@@ -78,10 +79,15 @@ function runMask(config: Record<string, unknown>, ctx: RunContext): RunRecord {
     for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
   }
   const [correct, flipped] = results as [ArmResult, ArmResult];
-  const obsC = correct.evaluation.observationTokenActionRate;
-  const obsF = flipped.evaluation.observationTokenActionRate;
-  metrics.observation_token_action_rate_diff = round6(obsF - obsC);
-  metrics.eval_success_diff = round6(flipped.evaluation.success - correct.evaluation.success);
+  Object.assign(
+    metrics,
+    pairedDifferences(arms, 'correct', [
+      'eval_success',
+      'observation_token_action_rate',
+      'protocol_error_rate',
+      'eval_mean_length',
+    ]),
+  );
 
   const curves = armCurves(results, {
     success: (u) => u.success,

@@ -701,3 +701,26 @@ export function pooledTraining(r: ArmResult): PooledTraining {
     meanLossDenominator: denomCount > 0 ? denom / denomCount : Number.NaN,
   };
 }
+
+/**
+ * Paired differences against a baseline arm, `paired.<arm>_minus_<baseline>.<measure>`, for every
+ * other arm. Arms of a seed share tasks and random streams, so across seeds these differences have
+ * much narrower confidence intervals than the arms' own means. Non-finite differences are left out.
+ */
+export function pairedDifferences(
+  rows: readonly Record<string, unknown>[],
+  baseline: string,
+  measures: readonly string[],
+): Record<string, number> {
+  const base = rows.find((r) => r.arm === baseline);
+  const out: Record<string, number> = {};
+  if (!base) return out;
+  for (const row of rows) {
+    if (row.arm === baseline) continue;
+    for (const m of measures) {
+      const d = (row[m] as number) - (base[m] as number);
+      if (Number.isFinite(d)) out[`paired.${String(row.arm)}_minus_${baseline}.${m}`] = round6(d);
+    }
+  }
+  return out;
+}

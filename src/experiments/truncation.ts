@@ -21,6 +21,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  pairedDifferences,
   pooledTraining,
   round6,
   runArms,
@@ -82,6 +83,16 @@ function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRec
     arms.push(row);
     for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
   }
+  Object.assign(
+    metrics,
+    pairedDifferences(arms, 'zero-score', [
+      'eval_success',
+      'eval_success_unbounded',
+      'truncation_rate',
+      'verify_rate',
+      'mean_length',
+    ]),
+  );
   const curves = armCurves(results, {
     success: (u) => u.success,
     truncation_rate: (u) => u.truncationRate,
