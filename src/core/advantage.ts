@@ -16,7 +16,7 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 import { asTorchIndex, factorizeLabels, type GroupIds, groupMeanStd } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import { broadcastRows, checkBatch, rowSums, scanMask } from './rowScores.js';
 
 /** Which standard deviation scales the centred score: `torch.std` (n−1), population (n), or none (Dr.GRPO). */
 export type StdKind = 'unbiased' | 'population' | 'none';
@@ -201,12 +201,18 @@ export interface AdvantageReturn {
   returns: Float32Array;
 }
 
+export interface GrpoAdvantageOptions extends GroupNormOptions {
+  /** A [B,T] Float32Array to overwrite with the result (reuse across steps); default a new array. */
+  out?: Float32Array;
+}
+
 /**
  * verl `compute_grpo_outcome_advantage` ("grpo"): `s_b = Σ_t token_level_rewards[b,t]` over ALL T
  * positions (a reward on a mask-0 position still counts), grouped by `index` (Python equality),
  * `a_b` from {@link grpoScalarAdvantages}, then `advantages[b,t] = a_b · m[b,t]` ([B,T] row-major,
  * float32; +0 where the mask is 0). `returns` is the same array object, as in verl.
- * verl's `norm_adv_by_std_in_grpo=false` is `{ std: 'none' }`; `epsilon` is verl's `epsilon`.
+ * verl's `norm_adv_by_std_in_grpo=false` is `{ std: 'none' }`; `epsilon` is verl's `epsilon`;
+ * `out` reuses a [B,T] buffer (it is then the returned array).
  * Errors: SHAPE_MISMATCH (shape, lengths, labels), NON_FINITE reward (row, token), BAD_MASK, BAD_VALUE label,
  * SINGLETON_GROUP with singleton 'error'.
  */
@@ -215,15 +221,17 @@ export function grpoAdvantage(
   responseMask: MaskArray,
   index: GroupLabels,
   shape: Shape2,
-  options?: GroupNormOptions,
+  options: GrpoAdvantageOptions = {},
 ): AdvantageReturn {
-  const o = resolveGroupNormOptions(options);
+  const { out, ...normOptions } = options;
+  const o = resolveGroupNormOptions(normOptions);
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   checkLabels(index, shape.rows);
+  const layout = scanMask(responseMask, shape);
   const scores = rowSums(tokenLevelRewards, shape);
   const groups = factorizeLabels(index, shape.rows);
   const perRow = groupNormalize(scores, groups, o);
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, layout, out);
   return { advantages, returns: advantages };
 }
 
