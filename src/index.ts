@@ -32,3 +32,9 @@ export * from './core/rowScores.js';
 // HTML reports with Plot-drawn SVG plots (H7).
 export { type HtmlReportOptions, type HtmlReportResult, writeHtmlReport } from './report/html.js';
 export { type PlotSpec, planPlots } from './report/plotData.js';
+// Async rollout (H5): importance weights + Kish ESS, lag statistics, the event simulation, the off-policy learner.
+export * from './core/ess.js';
+export * from './core/lagStats.js';
+export * from './train/asyncLearner.js';
+export * from './train/eventSim.js';
+export * from './train/generationLength.js';
