@@ -338,6 +338,20 @@ function compareGroups(
   return { groups, verlPerRow };
 }
 
+/** What the flip did, in measured numbers, and why it is wrong. */
+function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, newTokens: number): string {
+  const by = new Map(maskFlip.map((r) => [r.mode as string, r]));
+  const tm = by.get('token-mean');
+  const sts = by.get('seq-mean-token-sum');
+  const norm = by.get('seq-mean-token-sum-norm');
+  return (
+    `mask flip: the ${envTokens} tool-output tokens were written by the environment; their log-probs measure how well the policy predicts that text, not which action it chose, yet with mask 1 ${newTokens} of them receive gradient (pushed up in positive-advantage rows, down in negative ones). ` +
+    `token-mean's denominator grows ${tm?.denominator_correct_mask} -> ${tm?.denominator_flipped_mask}, diluting every real action token; ` +
+    `seq-mean-token-sum (${sts?.denominator_correct_mask}) and seq-mean-token-sum-norm (${norm?.denominator_correct_mask}) keep their denominators but add the tool tokens' loss to the numerator; ` +
+    "seq-mean-token-mean averages each row over its tool tokens too, so it moves only as far as their ratios differ from the row's model tokens."
+  );
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Run
 // ---------------------------------------------------------------------------------------------------
@@ -584,7 +598,7 @@ function runAdvantage(config: Record<string, unknown>, ctx: RunContext): RunReco
       `presets: ${Object.values(CONVENTION_PRESETS)
         .map((p) => `${p.name} (std ${p.std}, eps ${p.epsilon}, singleton ${p.singleton})`)
         .join('; ')}`,
-      'mask flip: tool-output tokens were written by the environment; their log-probs measure how well the policy predicts that text, not which action it chose. With mask 1 the loss pushes those predictions up in positive-advantage rows and down in negative ones, and every mode divides by a different count.',
+      maskFlipNote(maskFlip, envTokens, newlyGradientTokens),
       'mis-indexed: one uid shared by an easy and a hard task makes a mixed group out of two zero-variance groups; the easy task is pushed up and the hard one down for being easy or hard, not for anything the samples did.',
     ],
     timing: { wall_ms: performance.now() - started },

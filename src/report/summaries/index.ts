@@ -12,6 +12,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   agent: async () => (await import('./agent.js')).formatAgent,
   rollout: async () => (await import('./rollout.js')).formatRollout,
   audit: async () => (await import('./audit.js')).formatAudit,
+  advantage: async () => (await import('./advantage.js')).formatAdvantage,
   mask: async () => (await import('./mask.js')).formatMask,
   aggregation: async () => (await import('./aggregation.js')).formatAggregation,
   truncation: async () => (await import('./truncation.js')).formatTruncation,
