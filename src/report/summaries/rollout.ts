@@ -52,6 +52,34 @@ export function formatRollout(record: RunRecord): string {
       3,
     ),
   );
+  const hist = (tables.lag_histogram ?? []) as Row[];
+  if (hist.length > 0) {
+    const buckets: [string, number, number][] = [
+      ['0', 0, 0],
+      ['1', 1, 1],
+      ['2', 2, 2],
+      ['3', 3, 3],
+      ['4-7', 4, 7],
+      ['8-15', 8, 15],
+      ['16+', 16, Number.POSITIVE_INFINITY],
+    ];
+    lines.push('', 'version lag of consumed groups (fraction per lag bucket)');
+    lines.push(
+      table(
+        ['run', ...buckets.map((b) => b[0])],
+        rows.map((r) => {
+          const key = String(r.run);
+          return [
+            key,
+            ...buckets.map(([, lo, hi]) =>
+              hist.reduce((acc, h) => (num(h.lag) >= lo && num(h.lag) <= hi ? acc + num(h[key]) : acc), 0),
+            ),
+          ];
+        }),
+        3,
+      ),
+    );
+  }
   lines.push('', 'distribution shift of consumed actions (ratio = pi_current / pi_behaviour)');
   lines.push(
     table(
