@@ -100,7 +100,7 @@ export function formatRollout(record: RunRecord): string {
   );
   lines.push(
     '',
-    'learning (steps/s to 0.9 = first step whose policy plays the protocol with probability >= 0.9)',
+    'learning (steps / sim s to 0.9: first step after which the policy plays the protocol with probability >= 0.9)',
   );
   lines.push(
     table(
