@@ -1,6 +1,7 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LabError } from '../core/errors.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
@@ -168,6 +169,17 @@ describe('labs audit: generic preset', () => {
       'seq-mean-token-sum-norm': 7,
     });
     expect(rec.metrics.zero_advantage_action_tokens).toBe(5);
+  });
+
+  it('the shipped example (examples/generic-rollouts.jsonl) gives the groupby numbers', async () => {
+    const file = fileURLToPath(new URL('../../examples/generic-rollouts.jsonl', import.meta.url));
+    const rows = (await readFile(file, 'utf8'))
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as PlainRow);
+    const rec = await runAudit(file, { preset: 'generic' });
+    expectMatchesGroupby(rec, rows);
+    expect(rec.metrics.truncated_samples).toBe(rows.filter((r) => r.truncated).length);
   });
 
   it('reads remapped columns and a custom pass value', async () => {
