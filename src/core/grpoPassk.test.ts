@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { isLabError } from './errors.js';
+import { grpoPasskAdvantage } from './grpoPassk.js';
+
+describe('GRPO pass@k', () => {
+  const shape = { rows: 6, cols: 2 };
+  // group a scores [1, 0.5, 0]; group b scores [1, 1, 0] (tie at the top)
+  const r = Float32Array.from([0, 1, 0, 0.5, 0, 0, 1, 0, 0, 1, 0, 0]);
+  const m = Float32Array.from([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+  const index = ['a', 'a', 'a', 'b', 'b', 'b'];
+
+  it('only the best row gets r1 - r2, divided by the unbiased group std + eps (0.5 here)', () => {
+    const { advantages, returns } = grpoPasskAdvantage(r, m, index, shape);
+    expect(returns).toBe(advantages);
+    const best = Math.fround(0.5 / (0.5 + 1e-6));
+    expect(Array.from(advantages)).toEqual([best, best, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  it("std 'none' keeps the raw gap; ties at the top give 0", () => {
+    const { advantages } = grpoPasskAdvantage(r, m, index, shape, { std: 'none' });
+    expect(advantages[0]).toBe(0.5);
+    expect(Array.from(advantages.subarray(6))).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it('a group of one is SINGLETON_GROUP naming index (verl raises ValueError)', () => {
+    let err: unknown;
+    try {
+      grpoPasskAdvantage(r, m, ['a', 'a', 'a', 'b', 'b', 'c'], shape);
+    } catch (e) {
+      err = e;
+    }
+    expect(isLabError(err) && err.code).toBe('SINGLETON_GROUP');
+    expect((err as Error).message).toContain('index');
+  });
+});

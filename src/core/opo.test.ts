@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { isLabError } from './errors.js';
+import { opoAdvantage } from './opo.js';
+
+describe('OPO', () => {
+  it('length-weighted baseline by hand: lengths 2 and 4, scores 1 and 0 -> b = 1/3', () => {
+    const shape = { rows: 3, cols: 4 };
+    const r = Float32Array.from([0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]);
+    const m = Float32Array.from([1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0]);
+    const { advantages, returns } = opoAdvantage(r, m, ['p', 'p', 'single'], shape);
+    expect(returns).toBe(advantages);
+    const hi = Math.fround(1 - 1 / 3);
+    const lo = Math.fround(-1 / 3);
+    expect(Array.from(advantages)).toEqual([hi, hi, 0, 0, lo, lo, lo, lo, 2, 2, 2, 0]);
+  });
+
+  it('a group of >= 2 rows without any valid token is EMPTY_MASK (verl: 0/0 = NaN)', () => {
+    let err: unknown;
+    try {
+      opoAdvantage(Float32Array.from([1, 0]), new Float32Array(2), ['g', 'g'], { rows: 2, cols: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(isLabError(err) && err.code).toBe('EMPTY_MASK');
+    expect((err as Error).message).toContain('response_mask');
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { isLabError } from './errors.js';
+import { remaxAdvantage } from './remax.js';
+
+describe('ReMax', () => {
+  it('returns = reverse cumsum of r*m; advantages = returns - baseline*m (holes keep their return)', () => {
+    const shape = { rows: 1, cols: 4 };
+    const r = Float32Array.from([0, 1, 5, 2]); // the 5 sits on a mask-0 token and is dropped
+    const m = Float32Array.from([1, 1, 0, 1]);
+    const { advantages, returns } = remaxAdvantage(r, [1], m, shape);
+    expect(Array.from(returns)).toEqual([3, 3, 2, 2]);
+    expect(Array.from(advantages)).toEqual([2, 2, 2, 1]);
+    expect(returns).not.toBe(advantages);
+  });
+
+  it('baselines of the wrong length or non-finite are LabErrors naming reward_baselines', () => {
+    const shape = { rows: 2, cols: 1 };
+    for (const [b, code] of [
+      [[1], 'SHAPE_MISMATCH'],
+      [[1, Number.NaN], 'NON_FINITE'],
+    ] as const) {
+      let err: unknown;
+      try {
+        remaxAdvantage(new Float32Array(2), b, Float32Array.from([1, 1]), shape);
+      } catch (e) {
+        err = e;
+      }
+      expect(isLabError(err) && err.code).toBe(code);
+      expect((err as Error).message).toContain('reward_baselines');
+    }
+  });
+});
