@@ -14,7 +14,7 @@ export type ConventionPreset = 'verl' | 'trl' | 'openrlhf' | 'nemo-rl' | 'teachi
 export interface ConventionSpec {
   name: ConventionPreset;
   std: StdKind;
-  /** Added to the std; 0 where the system adds nothing (NeMo-RL divides only where std > 0). */
+  /** Added to the std (NeMo-RL adds it only where std > 0 and otherwise does not divide). */
   epsilon: number;
   singleton: SingletonRule;
   /** Group mean including the sample itself (GRPO) or the mean of the other members (RLOO-style). */
@@ -61,13 +61,13 @@ export const CONVENTION_PRESETS: Record<ConventionPreset, ConventionSpec> = Obje
   'nemo-rl': {
     name: 'nemo-rl',
     std: 'unbiased',
-    epsilon: 0,
+    epsilon: 1e-6,
     singleton: 'zero',
     baseline: 'leave-one-out',
     source:
-      'NVIDIA-NeMo/RL nemo_rl/algorithms/utils.py::calculate_baseline_and_std_per_prompt (leave_one_out_baseline=True), read at commit 00439539; the division by std only where std > 0 is in nemo_rl/algorithms/grpo.py (normalize_rewards)',
+      'NVIDIA-NeMo/RL nemo_rl/algorithms/utils.py::calculate_baseline_and_std_per_prompt (read at commit 00439539) called by nemo_rl/algorithms/advantage_estimator.py::GRPOAdvantageEstimator.compute_advantage (read at commit 00925dd1; defaults use_leave_one_out_baseline=True, normalize_rewards=True)',
     notes:
-      'Baseline = mean of the OTHER members; std = unbiased std of the other members (k = n-1 of them), so a group of 2 is never std-scaled (k = 1 gives 0*inf -> nan_to_num -> 0); advantage (r - baseline)/std where std > 0, else r - baseline; a group of one gets baseline = its reward, advantage 0. Groups are rows with identical prompt tokens; here they are the label groups.',
+      'Baseline = mean of the OTHER members; std = unbiased std of the other members (k = n-1 of them), so a group of 2 is never std-scaled (k = 1 gives 0*inf -> nan_to_num -> 0); advantage (r - baseline)/(std + 1e-6) where std > 0, else r - baseline (older nemo_rl/algorithms/grpo.py versions divided by std without the 1e-6); a group of one gets baseline = its reward, advantage 0. Groups are rows with identical prompt tokens (prompt ids); here they are the label groups.',
   },
   teaching: {
     name: 'teaching',
@@ -100,9 +100,9 @@ export function conventionSpec(preset: ConventionPreset): ConventionSpec {
 /**
  * NeMo-RL's leave-one-out baseline and std, per row, in float64:
  * `b_i = mean_{j≠i} r_j`, `σ_i = unbiased std of {r_j : j≠i}` (0 when fewer than 2 others),
- * `a_i = (r_i − b_i)/σ_i` where σ_i > 0, else `r_i − b_i`; a group of one gets 0.
+ * `a_i = (r_i − b_i)/(σ_i + eps)` where σ_i > 0, else `r_i − b_i`; a group of one gets 0.
  */
-function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels): Float64Array {
+function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels, epsilon: number): Float64Array {
   const groups = factorizeLabels(index, scores.length);
   const G = groups.groups;
   const sum = new Float64Array(G);
@@ -131,7 +131,7 @@ function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels): F
       }
       const sigma = k >= 2 ? Math.sqrt(ss / (k - 1)) : 0;
       const centred = r - baseline;
-      out[i] = sigma > 0 ? centred / sigma : centred + 0;
+      out[i] = sigma > 0 ? centred / (sigma + epsilon) : centred + 0;
     }
   }
   return out;
@@ -151,7 +151,7 @@ export function presetAdvantages(
   const spec = conventionSpec(preset);
   if (spec.baseline === 'leave-one-out') {
     checkFiniteScores(scores);
-    return leaveOneOutAdvantages(scores, index);
+    return leaveOneOutAdvantages(scores, index, spec.epsilon);
   }
   return grpoScalarAdvantages(scores, index, {
     std: spec.std,
