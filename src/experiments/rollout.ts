@@ -262,6 +262,8 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       ratio_p99: all?.p99 ?? null,
       ratio_max: all?.max ?? null,
       over_cap_fraction: fractionAbove(run.actionLogRatio, Math.log(cfg.tis_cap)),
+      ratio_mean_pos_adv: meanRatioWhere(run, (a) => a > 0),
+      ratio_mean_neg_adv: meanRatioWhere(run, (a) => a < 0),
       ess_fraction: mean(series.essRatio),
       ess_fraction_min: Math.min(...series.essRatio),
       ess_seq_fraction: mean(series.essSequence),
@@ -346,6 +348,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       'a worker keeps the version it started a group with (no partial rollout / in-flight weight update); finished groups are consumed first-finished first (FIFO).',
       `bounded: AReaL's admission rule (a group may start only while started - rejected < (eta + published version + 1) x K) plus a drop at consumption of groups that still arrive more than eta=${cfg.eta} versions late (long groups finish out of order); dropped groups count as rejected.`,
       'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
+      'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
       'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',
       'eval_success samples the final policy once on each held-out task (about +-0.01 of sampling noise at 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.',
     ],
@@ -392,6 +395,18 @@ function mean(values: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < values.length; i++) s += values[i] as number;
   return values.length ? s / values.length : 0;
+}
+
+/** Mean ratio over consumed actions whose trajectory's advantage satisfies `keep`; null if none. */
+function meanRatioWhere(run: AsyncLearnerResult, keep: (advantage: number) => boolean): number | null {
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < run.actionLogRatio.length; i++) {
+    if (!keep(run.actionAdvantage[i] as number)) continue;
+    sum += Math.exp(run.actionLogRatio[i] as number);
+    n++;
+  }
+  return n ? sum / n : null;
 }
 
 function fractionAbove(logRatios: ArrayLike<number>, logCap: number): number {

@@ -160,6 +160,13 @@ describe('runAsyncLearner', () => {
     // Not all: a step whose batch has only all-wrong groups (zero advantages) leaves the table unchanged,
     // so an older version can equal the current one. Lag is a proxy; the ratio is the measurement.
     expect(staleNonZero / stale).toBeGreaterThan(0.3);
+    // Per-action bookkeeping is aligned: one advantage and one step index per action, steps in order.
+    expect(r.actionAdvantage.length).toBe(r.actionLag.length);
+    expect(r.actionUpdate.length).toBe(r.actionLag.length);
+    for (let i = 1; i < r.actionUpdate.length; i++) {
+      expect(r.actionUpdate[i]).toBeGreaterThanOrEqual(r.actionUpdate[i - 1] as number);
+    }
+    expect(r.actionUpdate[r.actionUpdate.length - 1]).toBe(39);
   });
 
   it('bounded: no consumed action is staler than eta', () => {

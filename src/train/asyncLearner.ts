@@ -139,6 +139,10 @@ export interface AsyncLearnerResult {
   /** One entry per consumed action: its group's lag and log(pi_current / pi_behaviour). */
   actionLag: Int32Array;
   actionLogRatio: Float64Array;
+  /** The GRPO advantage of the trajectory each consumed action belongs to (same order). */
+  actionAdvantage: Float64Array;
+  /** Trainer step (0-based) that consumed each action (same order). */
+  actionUpdate: Int32Array;
   /** Tokens of every trajectory of every started group (in start order), and of consumed ones. */
   generatedLengths: Float64Array;
   consumedLengths: Float64Array;
@@ -292,6 +296,8 @@ export function runAsyncLearner(
   const consumed = new FloatList();
   const actionLag = new FloatList();
   const actionLogRatio = new FloatList();
+  const actionAdvantage = new FloatList();
+  const actionUpdate = new FloatList();
   const series: UpdateSeries = {
     simTime: new Float64Array(U),
     lagMean: new Float64Array(U),
@@ -380,6 +386,8 @@ export function runAsyncLearner(
             absLog += Math.abs(logRatios[a] as number);
             actionLag.push(lags[i] as number);
             actionLogRatio.push(logRatios[a] as number);
+            actionAdvantage.push(advantages[i] as number);
+            actionUpdate.push(index);
             a++;
           }
           seqRatio[i] = Math.exp(Math.max(-LOG_RATIO_CLAMP, Math.min(LOG_RATIO_CLAMP, logSeq)));
@@ -413,6 +421,8 @@ export function runAsyncLearner(
     series,
     actionLag: Int32Array.from(actionLag.toArray()),
     actionLogRatio: actionLogRatio.toArray(),
+    actionAdvantage: actionAdvantage.toArray(),
+    actionUpdate: Int32Array.from(actionUpdate.toArray()),
     generatedLengths: generated.toArray(),
     consumedLengths: consumed.toArray(),
   };
