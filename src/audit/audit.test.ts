@@ -258,6 +258,21 @@ describe('labs audit: verl preset', () => {
     ]);
   });
 
+  it('a line that is not an object, and a truncated last line (a crashed writer)', async () => {
+    const d = join(dir, 'verl-odd');
+    await mkdir(d);
+    await writeFile(
+      join(d, '1.jsonl'),
+      '{"input":"a","output":"x","score":1,"step":1}\n[1,2]\n{"input":"a","output":"y","score":0,"step":1}\n{"input":"b","sco',
+    );
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/1\.jsonl line 2: not a JSON object/);
+    const rec = await runAudit(d, { preset: 'verl', skipBadRows: true });
+    expect(rec.metrics).toMatchObject({ rows: 2, bad_rows_skipped: 2, groups: 1, mixed_groups: 1 });
+    expect((rec.tables.bad_rows as Record<string, JsonValue>[]).map((b) => b.line)).toEqual([2, 4]);
+  });
+
   it('a non-numeric or missing score names the file and line; --skip-bad-rows counts them', async () => {
     const d = join(dir, 'verl-score');
     await mkdir(d);

@@ -251,15 +251,16 @@ function typedSql(plan: SourcePlan, source: string): string {
 /** Turns DuckDB's "Malformed JSON in file "F", at byte B in line L: reason" into a LabError naming F and L. */
 function malformedJsonError(e: unknown): LabError {
   const message = e instanceof Error ? e.message : String(e);
-  const m = /Malformed JSON in file "(.*?)", at byte \d+ in (?:line|record\/value) (\d+): ([^\n]*)/.exec(
-    message,
-  );
+  // "Malformed JSON in file "F", at byte B in line L: reason" or
+  // "JSON transform error in file "F", in line L: Expected OBJECT, but got ARRAY: [1,2]"
+  const m = /(Malformed JSON|JSON transform error) in file "(.*?)",.*?\bline (\d+): ([^\n]*)/.exec(message);
   if (m) {
-    const file = m[1] as string;
-    const line = Number(m[2]);
+    const file = m[2] as string;
+    const line = Number(m[3]);
+    const what = m[1] === 'Malformed JSON' ? 'malformed JSON' : 'not a JSON object with the expected fields';
     return new LabError(
       'PARSE_ERROR',
-      `${file} line ${line}: malformed JSON (${(m[3] as string).trim().replace(/\.$/, '')}); use --skip-bad-rows to skip such lines`,
+      `${file} line ${line}: ${what} (${(m[4] as string).trim().replace(/\.$/, '')}); use --skip-bad-rows to skip such lines`,
       { cause: e, details: { file, line } },
     );
   }
