@@ -24,6 +24,7 @@ export * from './core/grpoPassk.js';
 export * from './core/klReward.js';
 export * from './core/masked.js';
 export * from './core/opo.js';
+export * from './core/optimalTokenBaseline.js';
 export * from './core/presets.js';
 export * from './core/reinforcePlusPlus.js';
 export * from './core/remax.js';

@@ -20,7 +20,7 @@ describe('advantage adapters vs verl golden vectors', () => {
     expect(bad).toEqual([]);
     expect(result.unsupported).toBe(0);
     expect(result.matched + result.deviations).toBe(mine.cases.length);
-    expect(mine.cases.length).toBe(40);
+    expect(mine.cases.length).toBe(52);
   });
 
   it('every adapted function has golden cases (no adapter is tested by nothing)', () => {

@@ -14,6 +14,10 @@ import { grpoPasskAdvantage } from '../grpoPassk.js';
 import { computeRewards } from '../klReward.js';
 import { maskedMean, maskedRowMeans, maskedRowSums, maskedSum, maskedVar, maskedWhiten } from '../masked.js';
 import { opoAdvantage } from '../opo.js';
+import {
+  multiTurnOptimalTokenBaselineAdvantage,
+  optimalTokenBaselineAdvantage,
+} from '../optimalTokenBaseline.js';
 import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from '../reinforcePlusPlus.js';
 import { remaxAdvantage } from '../remax.js';
 import { rlooAdvantage, rlooVectorizedAdvantage } from '../rloo.js';
@@ -269,7 +273,39 @@ const asTorchIndexAdapter: Adapter = {
   },
 };
 
+/** `config.args.rollout_is_weights: true` means: pass the case's `rollout_is_weights` input. */
+function otbAdapter(kernel: typeof optimalTokenBaselineAdvantage): Adapter {
+  return {
+    run(inputs, config) {
+      const { rewards, mask, shape } = batch(inputs);
+      const a = args(config);
+      const result = kernel(
+        rewards,
+        mask,
+        labels(inputs.index, 'index'),
+        matrix(inputs.old_log_probs, 'old_log_probs').data,
+        matrix(inputs.sum_pi_squared, 'sum_pi_squared').data,
+        shape,
+        {
+          zeroTail: a.handle_zero_tail === true ? 'zero' : 'keep',
+          epsilon: (a.epsilon as number | undefined) ?? 1e-8,
+          ...(a.rollout_is_weights === true
+            ? { rolloutIsWeights: matrix(inputs.rollout_is_weights, 'rollout_is_weights').data }
+            : {}),
+        },
+      );
+      return {
+        advantages: nested(result.advantages, shape),
+        returns: nested(result.returns, shape),
+        returns_is_same_object: result.returns === result.advantages,
+      };
+    },
+  };
+}
+
 export const advantageAdapters: AdapterTable = {
+  compute_optimal_token_baseline_advantage: otbAdapter(optimalTokenBaselineAdvantage),
+  compute_multi_turn_optimal_token_baseline_advantage: otbAdapter(multiTurnOptimalTokenBaselineAdvantage),
   compute_grpo_outcome_advantage: grpo,
   compute_grpo_vectorized_outcome_advantage: grpoVectorized,
   compute_rloo_outcome_advantage: rloo,

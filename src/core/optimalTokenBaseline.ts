@@ -1,0 +1,292 @@
+/**
+ * Optimal token baselines, as verl's `compute_optimal_token_baseline_advantage`
+ * ("optimal_token_baseline") and `compute_multi_turn_optimal_token_baseline_advantage`
+ * ("tir_optimal_token_baseline"): a per-position baseline
+ *   B_t = Σ_i G_t·W_t / (Σ_i W_t + eps)
+ * over the members of a prompt group, with `G` the reward-to-go and `W` a cumulative path-variance proxy.
+ */
+import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { factorizeLabels } from './groupwise.js';
+import { checkMaskRows } from './reinforcePlusPlus.js';
+import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
+
+export interface OptimalTokenBaselineOptions {
+  /** Per-token rollout IS weights ([B,T]); W is then scaled by their square. Default none. */
+  rolloutIsWeights?: FloatArray;
+  /**
+   * Zero the baseline of a group's unique longest member from position len_2nd on (the part no other
+   * member reaches). verl's defaults: off for the plain estimator in the trainer, on for the TIR one.
+   */
+  zeroTail?: 'zero' | 'keep';
+  /** Added to the denominator (verl 1e-8). */
+  epsilon?: number;
+}
+
+export interface OptimalTokenBaselineResult {
+  /** (G − B)·m, +0 under a 0 mask. */
+  advantages: Float32Array;
+  /** G, the reward-to-go of r·m (a separate array, not masked). */
+  returns: Float32Array;
+}
+
+const f32 = Math.fround;
+
+interface OtbInputs {
+  G: Float32Array;
+  W: Float32Array;
+}
+
+/**
+ * Shared first steps: `G = reverse-cumsum_t(r·m)`, `w_t = 1 − 2·exp(old_log_probs) + Σπ²` (× IS²),
+ * `W = cumsum_t(w·m)`. Element-wise float32 as verl; cumulative sums accumulated in float64 and stored
+ * as float32 (torch's CPU cumsum accumulates float in double).
+ */
+function pathInputs(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  oldLogProbs: FloatArray,
+  sumPiSquared: FloatArray,
+  shape: Shape2,
+  isWeights: FloatArray | undefined,
+): OtbInputs {
+  const { rows, cols } = shape;
+  const G = new Float32Array(rows * cols);
+  const W = new Float32Array(rows * cols);
+  for (let b = 0; b < rows; b++) {
+    let acc = 0;
+    for (let t = cols - 1; t >= 0; t--) {
+      const i = b * cols + t;
+      if (responseMask[i] === 1) acc += tokenLevelRewards[i] as number;
+      G[i] = acc;
+    }
+    let wAcc = 0;
+    for (let t = 0; t < cols; t++) {
+      const i = b * cols + t;
+      if (responseMask[i] === 1) {
+        const pi = f32(Math.exp(oldLogProbs[i] as number));
+        let w = f32(f32(1 - f32(2 * pi)) + (sumPiSquared[i] as number));
+        if (isWeights) {
+          const r = isWeights[i] as number;
+          w = f32(w * f32(r * r));
+        }
+        wAcc += w;
+      }
+      W[i] = wAcc;
+      if (!Number.isFinite(W[i] as number)) {
+        throw new LabError(
+          'NON_FINITE',
+          `old_log_probs: exp(old_log_probs) at row ${b}, token ${t} makes the path-variance sum non-finite`,
+          { details: { field: 'old_log_probs', row: b, token: t } },
+        );
+      }
+    }
+  }
+  return { G, W };
+}
+
+function validate(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  oldLogProbs: FloatArray,
+  sumPiSquared: FloatArray,
+  shape: Shape2,
+  o: OptimalTokenBaselineOptions,
+): Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> {
+  const epsilon = o.epsilon ?? 1e-8;
+  if (!Number.isFinite(epsilon) || epsilon < 0) {
+    throw new LabError('BAD_ARGUMENT', `epsilon: expected a finite number >= 0, got ${epsilon}`, {
+      details: { field: 'epsilon', value: epsilon },
+    });
+  }
+  const zeroTail = o.zeroTail ?? 'keep';
+  if (zeroTail !== 'zero' && zeroTail !== 'keep') {
+    throw new LabError('UNKNOWN_MODE', `zeroTail: expected 'zero' or 'keep', got '${zeroTail}'`, {
+      details: { field: 'zeroTail', value: zeroTail },
+    });
+  }
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkMatrix(oldLogProbs, shape, 'old_log_probs');
+  checkMatrix(sumPiSquared, shape, 'sum_pi_squared');
+  if (o.rolloutIsWeights) checkMatrix(o.rolloutIsWeights, shape, 'rollout_is_weights');
+  checkLabels(index, shape.rows);
+  rowSums(tokenLevelRewards, shape);
+  rowSums(oldLogProbs, shape, 'old_log_probs');
+  rowSums(sumPiSquared, shape, 'sum_pi_squared');
+  if (o.rolloutIsWeights) rowSums(o.rolloutIsWeights, shape, 'rollout_is_weights');
+  checkMaskRows(responseMask, shape);
+  return { epsilon, zeroTail };
+}
+
+/** Rows of each group (first-appearance order of labels, rows ascending). */
+function groupRows(index: GroupLabels, rows: number, keep: (b: number) => boolean): number[][] {
+  const groups = factorizeLabels(index, rows);
+  const members: number[][] = Array.from({ length: groups.groups }, () => []);
+  for (let b = 0; b < rows; b++) if (keep(b)) (members[groups.ids[b] as number] as number[]).push(b);
+  return members.filter((m) => m.length > 0);
+}
+
+/** The unique longest member and the second-longest length, or null when the longest is tied. */
+function uniqueLongest(
+  rows: number[],
+  length: (b: number) => number,
+): { row: number; secondLength: number } | null {
+  const sorted = rows.map(length).sort((a, b) => a - b);
+  const max = sorted[sorted.length - 1] as number;
+  const second = sorted[sorted.length - 2] as number;
+  const longest = rows.filter((b) => length(b) === max);
+  return longest.length === 1 && max > second ? { row: longest[0] as number, secondLength: second } : null;
+}
+
+function validTokens(mask: MaskArray, b: number, cols: number): number {
+  let n = 0;
+  for (let i = b * cols; i < (b + 1) * cols; i++) n += mask[i] as number;
+  return n;
+}
+
+/**
+ * verl `compute_optimal_token_baseline_advantage`: per group of ≥ 2 members and per position t,
+ * `B_t = Σ_i G[i,t]·W[i,t]·m[i,t] / (Σ_i W[i,t]·m[i,t] + eps)` (positions aligned by index t);
+ * a group of one has B = 0. With zeroTail 'zero', the unique longest member (by valid-token count,
+ * strictly longer than the second) gets B = 0 from position len_2nd on.
+ * `advantages = (G − B)·m`; `returns = G`. [B,T] float32 out.
+ * Errors: shape / NON_FINITE (any position: the cumulative sums read them all) / BAD_MASK / labels.
+ */
+export function optimalTokenBaselineAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  oldLogProbs: FloatArray,
+  sumPiSquared: FloatArray,
+  shape: Shape2,
+  options: OptimalTokenBaselineOptions = {},
+): OptimalTokenBaselineResult {
+  const { epsilon, zeroTail } = validate(
+    tokenLevelRewards,
+    responseMask,
+    index,
+    oldLogProbs,
+    sumPiSquared,
+    shape,
+    options,
+  );
+  const { rows, cols } = shape;
+  const { G, W } = pathInputs(
+    tokenLevelRewards,
+    responseMask,
+    oldLogProbs,
+    sumPiSquared,
+    shape,
+    options.rolloutIsWeights,
+  );
+  const baseline = new Float32Array(rows * cols);
+  for (const members of groupRows(index, rows, () => true)) {
+    if (members.length < 2) continue;
+    for (let t = 0; t < cols; t++) {
+      let num = 0;
+      let den = 0;
+      for (const b of members) {
+        const i = b * cols + t;
+        if (responseMask[i] !== 1) continue;
+        num += f32((G[i] as number) * (W[i] as number));
+        den += W[i] as number;
+      }
+      const B = f32(f32(num) / f32(f32(den) + epsilon));
+      for (const b of members) baseline[b * cols + t] = B;
+    }
+    if (zeroTail === 'zero') {
+      const tail = uniqueLongest(members, (b) => validTokens(responseMask, b, cols));
+      if (tail) baseline.fill(0, tail.row * cols + tail.secondLength, (tail.row + 1) * cols);
+    }
+  }
+  const advantages = new Float32Array(rows * cols);
+  for (let i = 0; i < advantages.length; i++) {
+    if (responseMask[i] === 1) advantages[i] = (G[i] as number) - (baseline[i] as number) + 0;
+  }
+  return { advantages, returns: G };
+}
+
+/**
+ * verl `compute_multi_turn_optimal_token_baseline_advantage` ("tir_optimal_token_baseline"): like
+ * {@link optimalTokenBaselineAdvantage}, but each row's valid tokens are first packed to the left, so
+ * the k-th valid token of every member is aligned across the group (tool-output holes do not shift
+ * the alignment); `b*_k = Σ_i R·W / (Σ_i W + eps)` over the packed arrays (members shorter than k
+ * contribute 0), zero tail on packed positions, rows without valid tokens are left out of their group,
+ * and the result is scattered back to the valid positions, × m.
+ */
+export function multiTurnOptimalTokenBaselineAdvantage(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  oldLogProbs: FloatArray,
+  sumPiSquared: FloatArray,
+  shape: Shape2,
+  options: OptimalTokenBaselineOptions = {},
+): OptimalTokenBaselineResult {
+  const { epsilon, zeroTail } = validate(
+    tokenLevelRewards,
+    responseMask,
+    index,
+    oldLogProbs,
+    sumPiSquared,
+    shape,
+    { zeroTail: 'zero', ...options },
+  );
+  const { rows, cols } = shape;
+  const { G, W } = pathInputs(
+    tokenLevelRewards,
+    responseMask,
+    oldLogProbs,
+    sumPiSquared,
+    shape,
+    options.rolloutIsWeights,
+  );
+  const lengths = Array.from({ length: rows }, (_, b) => validTokens(responseMask, b, cols));
+  const maxLen = Math.max(0, ...lengths);
+  // packed[b][k]: the k-th valid token's G and W; zeros beyond the row's length
+  const packedR = new Float32Array(rows * maxLen);
+  const packedW = new Float32Array(rows * maxLen);
+  for (let b = 0; b < rows; b++) {
+    let k = 0;
+    for (let t = 0; t < cols; t++) {
+      const i = b * cols + t;
+      if (responseMask[i] === 1) {
+        packedR[b * maxLen + k] = G[i] as number;
+        packedW[b * maxLen + k] = W[i] as number;
+        k++;
+      }
+    }
+  }
+  const baseline = new Float32Array(rows * maxLen);
+  for (const members of groupRows(index, rows, (b) => (lengths[b] as number) > 0)) {
+    if (members.length < 2) continue;
+    for (let k = 0; k < maxLen; k++) {
+      let num = 0;
+      let den = 0;
+      for (const b of members) {
+        num += f32((packedR[b * maxLen + k] as number) * (packedW[b * maxLen + k] as number));
+        den += packedW[b * maxLen + k] as number;
+      }
+      const B = f32(f32(num) / f32(f32(den) + epsilon));
+      for (const b of members) baseline[b * maxLen + k] = B;
+    }
+    if (zeroTail === 'zero') {
+      const tail = uniqueLongest(members, (b) => lengths[b] as number);
+      if (tail) baseline.fill(0, tail.row * maxLen + tail.secondLength, (tail.row + 1) * maxLen);
+    }
+  }
+  const advantages = new Float32Array(rows * cols);
+  for (let b = 0; b < rows; b++) {
+    let k = 0;
+    for (let t = 0; t < cols; t++) {
+      const i = b * cols + t;
+      if (responseMask[i] === 1) {
+        const j = b * maxLen + k;
+        advantages[i] = (packedR[j] as number) - (baseline[j] as number) + 0;
+        k++;
+      }
+    }
+  }
+  return { advantages, returns: G };
+}
