@@ -254,6 +254,62 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
   });
 });
 
+describe('[B,T] GRPO: order of groups and rows in the batch does not matter', () => {
+  it('property: permuting rows permutes the advantage rows (loop exactly, vectorized within float32)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 4 }),
+            fc.integer({ min: 1, max: 4 }),
+            fc.integer({ min: 0, max: 3 }),
+          ),
+          {
+            minLength: 2,
+            maxLength: 10,
+          },
+        ),
+        fc.integer({ min: 1, max: 10_000 }),
+        (rowsSpec, seed) => {
+          const T = 4;
+          const B = rowsSpec.length;
+          const build = (order: number[]) => {
+            const r = new Float32Array(B * T);
+            const m = new Float32Array(B * T);
+            order.forEach((src, b) => {
+              const [score, len] = rowsSpec[src] as [number, number, number];
+              r[b * T + len - 1] = score / 4;
+              m.fill(1, b * T, b * T + len);
+            });
+            return { r, m, labels: order.map((src) => `g${(rowsSpec[src] as number[])[2]}`) };
+          };
+          const perm = Array.from({ length: B }, (_, i) => i);
+          let x = seed;
+          for (let i = B - 1; i > 0; i--) {
+            x = (x * 48271) % 2147483647;
+            const j = x % (i + 1);
+            [perm[i], perm[j]] = [perm[j] as number, perm[i] as number];
+          }
+          const id = Array.from({ length: B }, (_, i) => i);
+          const a = build(id);
+          const p = build(perm);
+          const shape = { rows: B, cols: T };
+          const loopA = grpoAdvantage(a.r, a.m, a.labels, shape).advantages;
+          const loopP = grpoAdvantage(p.r, p.m, p.labels, shape).advantages;
+          const vecA = grpoVectorizedAdvantage(a.r, a.m, a.labels, shape).advantages;
+          const vecP = grpoVectorizedAdvantage(p.r, p.m, p.labels, shape).advantages;
+          perm.forEach((src, b) => {
+            for (let t = 0; t < T; t++) {
+              expect(loopP[b * T + t]).toBe(loopA[src * T + t]);
+              expect(vecP[b * T + t]).toBeCloseTo(vecA[src * T + t] as number, 4);
+            }
+          });
+        },
+      ),
+    );
+  });
+});
+
 describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', () => {
   it('matches the loop version on a mixed group and floors the std of a constant group', () => {
     const shape = { rows: 4, cols: 1 };
