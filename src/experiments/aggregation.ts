@@ -86,6 +86,22 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
         failed_weight_per_token: round6(b.failedTokens > 0 ? b.failedWeightSum / b.failedTokens : Number.NaN),
       })),
   );
+  // Wide form for the plot: one row per length bucket, one column per mode (failed trajectories).
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const failedWeightRows: Record<string, JsonValue>[] = [];
+  for (const r of results) {
+    for (const b of r.weightByLength) {
+      if (b.failedTokens === 0) continue;
+      const length = `${pad(b.lo)}-${pad(b.hi)}`;
+      let row = failedWeightRows.find((x) => x.length === length);
+      if (!row) {
+        row = { length };
+        failedWeightRows.push(row);
+      }
+      row[r.spec.arm] = round6(b.failedWeightSum / b.failedTokens);
+    }
+  }
+  failedWeightRows.sort((a, b) => String(a.length).localeCompare(String(b.length)));
   Object.assign(
     metrics,
     pairedDifferences(arms, 'token-mean', [
@@ -113,7 +129,7 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
     config: config as Record<string, JsonValue>,
     metrics,
     curves,
-    tables: { arms, weight_by_length: weightRows },
+    tables: { arms, weight_by_length: weightRows, failed_weight_by_length: failedWeightRows },
     notes: [aggregationConclusion(results), ...aggregationCaveats(cfg.optimizer)],
     plots: {
       success: { title: 'Training success by loss_agg_mode', y: 'fraction of trajectories' },
@@ -124,14 +140,14 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
         title: 'Per-token weight of long vs short failed trajectories',
         y: 'ratio (1 = length-neutral)',
       },
-      weight_by_length: {
-        title: 'Normalised per-token weight by trajectory length',
+      failed_weight_by_length: {
+        title: 'Per-token weight of failed trajectories by length, all updates',
         y: 'weight per token (batch mean = 1)',
         x: 'trajectory length (tokens)',
         kind: 'bar',
-        table: 'weight_by_length',
+        table: 'failed_weight_by_length',
         xField: 'length',
-        yFields: ['weight_per_token', 'failed_weight_per_token'],
+        yFields: [...LOSS_AGG_MODES],
       },
     },
     timing: { wall_ms: performance.now() - start },
