@@ -36,6 +36,11 @@ describe('aggregation experiment', async () => {
       expect(row.weight_per_token).toBeCloseTo(1, 9);
     const stm = rows.filter((x) => x.arm === 'seq-mean-token-mean').map((x) => x.weight_per_token as number);
     expect(stm[0]).toBeGreaterThan(stm[stm.length - 1] as number);
+    // the plot table: one row per length bucket in order, one column per mode
+    const wide = r.tables.failed_weight_by_length ?? [];
+    expect(wide.map((x) => x.length)).toEqual([...wide.map((x) => x.length)].sort());
+    for (const row of wide) if (row['token-mean'] !== undefined) expect(row['token-mean']).toBeCloseTo(1, 9);
+    expect(r.plots?.failed_weight_by_length?.yFields).toEqual([...LOSS_AGG_MODES]);
   });
 
   it('raw weights show the loss scale of each mode: seq-mean-token-sum 1/B, token-mean 1/(loss tokens of the batch)', () => {
