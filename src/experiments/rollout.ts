@@ -55,7 +55,7 @@ export const ROLLOUT_OPTIONS: OptionTable = {
   rows: {
     schema: z.string().min(1),
     default: DEFAULT_ROWS,
-    help: "comma list of mode:correction, mode in sync|bounded|unbounded, correction in none|is|tis|drop ('sync' = sync:none)",
+    help: "comma list of mode:correction, mode in sync|bounded|unbounded, correction in none|is|tis|seq_is|seq_tis|drop ('sync' = sync:none)",
   },
   eta: {
     schema: int(0),

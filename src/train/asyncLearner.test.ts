@@ -75,7 +75,7 @@ describe('offPolicyGradient', () => {
     return g;
   }
 
-  for (const correction of ['none', 'is', 'tis', 'drop'] as const) {
+  for (const correction of ['none', 'is', 'tis', 'seq_is', 'seq_tis', 'drop'] as const) {
     it(`${correction}: matches finite differences of the weighted log-prob objective`, () => {
       const out = new Float64Array(NUM_LOGITS);
       const step = offPolicyGradient(current, episodes, adv, correction, 1.1, out);
@@ -117,6 +117,21 @@ describe('offPolicyGradient', () => {
     expect(Array.from(none.weights).every((w) => w === 1)).toBe(true);
     expect(Array.from(tis.weights).every((w) => w <= 1.1)).toBe(true);
     expect(Array.from(tis.ratios).some((r) => r > 1.1)).toBe(true); // the cap really bites here
+  });
+
+  it('seq_is / seq_tis: one weight per trajectory, the product of its ratios (capped for seq_tis)', () => {
+    const seq = offPolicyGradient(current, episodes, adv, 'seq_is', 1.1);
+    const seqT = offPolicyGradient(current, episodes, adv, 'seq_tis', 1.1);
+    let a = 0;
+    for (const ep of episodes) {
+      let product = 1;
+      for (const s of ep.steps) product *= Math.exp(logProb(current, s.kind, s.stage, s.action) - s.logProb);
+      for (let t = 0; t < ep.steps.length; t++) {
+        expect(seq.weights[a + t]).toBeCloseTo(product, 12);
+        expect(seqT.weights[a + t]).toBeCloseTo(Math.min(product, 1.1), 12);
+      }
+      a += ep.steps.length;
+    }
   });
 
   it('on-policy: ratios are exactly 1 and all corrections give the same gradient', () => {

@@ -22,6 +22,11 @@
  *             actions; the course's "say which layer of bias a correction corrects");
  *     `tis`:  w = min(rho_t, cap) (truncated IS, verl `rollout_is_threshold`, TRL
  *             `vllm_importance_sampling_cap`): bounded variance, bias where rho > cap;
+ *     `seq_is`, `seq_tis`: every action of trajectory i gets the same weight, the product of its ratios
+ *             prod_t rho_t (log-sum clamped at +-20), untruncated or truncated at the cap (verl
+ *             `rollout_is: sequence`, TRL `vllm_importance_sampling_mode="sequence_truncate"`): this also
+ *             reweights which states were visited, at the price of the course's "products of ratios
+ *             over whole trajectories have large variance";
  *     `drop`: w = 1, but groups with lag > eta are discarded at consumption (in `unbounded` mode; in
  *             `bounded` mode the simulation already does this, so `drop` equals `none` there).
  * - Version k+1's logits are stored when the step is computed; workers can only use them once the
@@ -49,8 +54,8 @@ import {
 } from './generationLength.js';
 import { ascend, type GroupAdvantageOptions, TEACHING_ADVANTAGE } from './groupReinforce.js';
 
-export type Correction = 'none' | 'is' | 'tis' | 'drop';
-export const CORRECTIONS: readonly Correction[] = ['none', 'is', 'tis', 'drop'];
+export type Correction = 'none' | 'is' | 'tis' | 'seq_is' | 'seq_tis' | 'drop';
+export const CORRECTIONS: readonly Correction[] = ['none', 'is', 'tis', 'seq_is', 'seq_tis', 'drop'];
 
 export interface AsyncLearnerOptions {
   mode: RolloutMode;
@@ -214,7 +219,8 @@ export interface OffPolicyStep {
 /**
  * dJ/dz at z = `logits` for J(z) = (1/B) sum_i A_i sum_t w_{i,t} log pi_z(a_{i,t} | s_{i,t}), w detached:
  * w = 1 (`none`, `drop`), rho (`is`), min(rho, tisCap) (`tis`), with rho the ratio of `logits` to the
- * behaviour log-prob recorded in each step. For `is` this is also the gradient of the unclipped
+ * behaviour log-prob recorded in each step; for `seq_is` / `seq_tis` every action of trajectory i has
+ * w = exp(clamp(sum_t log rho_t, +-20)), untruncated / truncated at tisCap. For `is` this is also the gradient of the unclipped
  * surrogate (1/B) sum_i A_i sum_t pi_z(a)/pi_behaviour(a) at z = logits. Writes `out` (length 24,
  * zeroed first). Shapes: `advantages` has one entry per episode, B >= 1.
  */
@@ -249,6 +255,7 @@ export function offPolicyGradient(
   const ratios = importanceRatios(current, behaviour);
   const logRatios = new Float64Array(current.length);
   const weights = new Float64Array(current.length);
+  for (let j = 0; j < current.length; j++) logRatios[j] = (current[j] as number) - (behaviour[j] as number);
   out.fill(0);
   const scale = 1 / episodes.length;
   let a = 0;
@@ -259,11 +266,25 @@ export function offPolicyGradient(
         details: { field: 'advantages', row: i, value: adv },
       });
     }
-    for (const s of (episodes[i] as Episode).steps) {
+    const steps = (episodes[i] as Episode).steps;
+    let seq = 1;
+    if (correction === 'seq_is' || correction === 'seq_tis') {
+      let logSum = 0;
+      for (let t = 0; t < steps.length; t++) logSum += logRatios[a + t] as number;
+      seq = Math.exp(Math.max(-LOG_RATIO_CLAMP, Math.min(LOG_RATIO_CLAMP, logSum)));
+      if (correction === 'seq_tis') seq = Math.min(seq, tisCap);
+    }
+    for (const s of steps) {
       const rho = ratios[a] as number;
-      const w = correction === 'is' ? rho : correction === 'tis' ? Math.min(rho, tisCap) : 1;
+      const w =
+        correction === 'is'
+          ? rho
+          : correction === 'tis'
+            ? Math.min(rho, tisCap)
+            : correction === 'seq_is' || correction === 'seq_tis'
+              ? seq
+              : 1;
       weights[a] = w;
-      logRatios[a] = (current[a] as number) - (behaviour[a] as number);
       if (adv !== 0) accumulateGradLogProb(logits, s.kind, s.stage, s.action, scale * adv * w, out);
       a++;
     }
