@@ -148,7 +148,7 @@ export function truncationConclusion(
 
 function truncationCaveats(): string[] {
   return [
-    'Whether the policy settles on verifying is close to a coin flip per seed (the two protocols are separate attractors of a tabular policy): compare arms with --seeds, not one run.',
+    'How much the policy verifies varies strongly between seeds (all, none, or a part of the tasks): compare the arms with --seeds and the paired.* differences (arms of a seed share tasks and random streams), not in one run.',
     'soft-penalty also penalises trajectories that finish inside the last overlong_buffer tokens, which is where the verify path lands; its effect depends on that buffer as much as on truncation.',
   ];
 }
