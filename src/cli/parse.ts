@@ -80,6 +80,8 @@ export type ParsedCli =
       failValue: number;
       /** An all-equal group at or above this reward is all_right; a sample at or above it is correct (default 1). */
       passValue: number;
+      /** DuckDB memory limit (`--memory-limit 1GB`); null = DuckDB's default (80% of RAM). */
+      memoryLimit: string | null;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean };
@@ -93,6 +95,18 @@ function finiteOption(value: unknown, flag: string): number {
     });
   }
   return v;
+}
+
+/** `--memory-limit`: a size DuckDB understands (`512MB`, `1.5GB`, `2GiB`), else BAD_CLI. */
+function memoryLimitOption(value: unknown): string | null {
+  if (value === undefined) return null;
+  const text = String(value).trim();
+  if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(text)) {
+    throw new LabError('BAD_CLI', `--memory-limit expects a size like 512MB or 2GB, got '${text}'`, {
+      details: { field: '--memory-limit' },
+    });
+  }
+  return text;
 }
 
 /** Column-remapping flags of `labs audit` (`--col-<name> SOURCE`). */
@@ -218,7 +232,8 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       'reward at or above which a sample is correct (all-equal group: all_right)',
       '1',
     )
-    .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0');
+    .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
+    .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
   for (const col of AUDIT_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
   audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
@@ -242,6 +257,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       columns,
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
+      memoryLimit: memoryLimitOption(o.memoryLimit),
       debug: debugOf(),
     });
   });

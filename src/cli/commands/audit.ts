@@ -1,6 +1,6 @@
 /**
  * `labs audit PATH [--preset verl|trl|generic] [--json] [--out DIR] [--skip-bad-rows] [--reward COL]
- *  [--col-<name> SOURCE]... [--pass-value X] [--fail-value X]`: diagnostics of a real run's dumps.
+ *  [--col-<name> SOURCE]... [--pass-value X] [--fail-value X] [--memory-limit SIZE]`: diagnostics of a real run's dumps.
  * The audit module (and with it DuckDB) is imported only here, when the command runs.
  */
 import { toJson, writeRecord } from '../../report/records.js';
@@ -19,6 +19,7 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
       skipBadRows: p.skipBadRows,
       failValue: p.failValue,
       passValue: p.passValue,
+      ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
       onProgress: (done, total) => progress.update(done, total),
     });
   } finally {

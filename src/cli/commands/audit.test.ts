@@ -1,0 +1,78 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LabError } from '../../core/errors.js';
+import { parseCli } from '../parse.js';
+import { auditCommand } from './audit.js';
+
+const example = fileURLToPath(new URL('../../../examples/generic-rollouts.jsonl', import.meta.url));
+
+function parseAudit(argv: string[]) {
+  const p = parseCli(argv);
+  if (p.command !== 'audit') throw new Error(`expected an audit command, got ${p.command}`);
+  return p;
+}
+
+function cliCode(argv: string[]): string {
+  try {
+    parseCli(argv);
+  } catch (e) {
+    return (e as LabError).code;
+  }
+  return 'none';
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('labs audit (CLI)', () => {
+  it('parses the thresholds and the memory limit, and rejects bad values', () => {
+    const p = parseAudit([
+      'audit',
+      'd/',
+      '--pass-value',
+      '0.5',
+      '--fail-value',
+      '-1',
+      '--memory-limit',
+      '1GB',
+    ]);
+    expect([p.passValue, p.failValue, p.memoryLimit]).toEqual([0.5, -1, '1GB']);
+    const defaults = parseAudit(['audit', 'd/']);
+    expect([defaults.preset, defaults.passValue, defaults.failValue, defaults.memoryLimit]).toEqual([
+      'generic',
+      1,
+      0,
+      null,
+    ]);
+    expect(cliCode(['audit', 'd/', '--pass-value', 'high'])).toBe('BAD_CLI');
+    expect(cliCode(['audit', 'd/', '--memory-limit', 'lots'])).toBe('BAD_CLI');
+  });
+
+  it('prints the record as JSON with --json', async () => {
+    const out: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(String(chunk));
+      return true;
+    });
+    const code = await auditCommand(parseAudit(['audit', example, '--json']));
+    expect(code).toBe(0);
+    const rec = JSON.parse(out.join('')) as { experiment: string; metrics: Record<string, unknown> };
+    expect(rec.experiment).toBe('audit');
+    // 61 rows in 16 groups (examples/README.md); the denominators need the token columns
+    expect(rec.metrics.rows).toBe(61);
+    expect(rec.metrics.groups).toBe(16);
+    expect(Object.keys(rec.metrics.denominators as object)).toEqual([
+      'token-mean',
+      'seq-mean-token-sum',
+      'seq-mean-token-mean',
+      'seq-mean-token-sum-norm',
+    ]);
+  });
+
+  it('a missing path is an IO error naming it', async () => {
+    await expect(auditCommand(parseAudit(['audit', '/nonexistent/dump']))).rejects.toThrow(
+      /\/nonexistent\/dump: cannot read/,
+    );
+  });
+});
