@@ -25,6 +25,7 @@ export interface LengthModel {
 
 export const LENGTH_DEFAULTS: LengthModel = Object.freeze({ median: 100, sigma: 1, min: 4, max: 4096 });
 
+/** Throws BAD_ARGUMENT naming the field unless median > 0, sigma >= 0 and 1 <= min <= max (integers). */
 export function checkLengthModel(m: LengthModel): void {
   const bad = (field: string, value: number, want: string) =>
     new LabError('BAD_ARGUMENT', `length model: ${field} must be ${want}, got ${value}`, {
