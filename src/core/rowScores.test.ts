@@ -43,7 +43,9 @@ const maskRows = (cols: number) =>
 describe('scanMask', () => {
   for (const [name, make, cols] of [
     ['float32, wide path', (v: number[]) => Float32Array.from(v), 16],
-    ['uint8, wide path', (v: number[]) => Uint8Array.from(v), 16],
+    ['uint8, wide path (tail words only)', (v: number[]) => Uint8Array.from(v), 16],
+    ['uint8, wide path (4-word blocks)', (v: number[]) => Uint8Array.from(v), 64],
+    ['float32, wide path (block + 3 tail words)', (v: number[]) => Float32Array.from(v), 14],
     ['float32, odd T (scalar path)', (v: number[]) => Float32Array.from(v), 7],
     ['float64 (scalar path)', (v: number[]) => Float64Array.from(v), 8],
   ] as const) {
@@ -67,6 +69,9 @@ describe('scanMask', () => {
       const m = new Float32Array(16).fill(1);
       m[13] = bad;
       expectLabError(() => scanMask(m, { rows: 2, cols: 8 }), 'BAD_MASK', 'row 1, token 5');
+      const z = new Float32Array(32);
+      z[29] = bad; // inside an otherwise all-zero 4-word block
+      expectLabError(() => scanMask(z, { rows: 2, cols: 16 }), 'BAD_MASK', 'row 1, token 13');
     }
     const u = new Uint8Array(16).fill(1);
     u[9] = 3;

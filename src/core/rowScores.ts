@@ -171,6 +171,12 @@ function popcount8(x: number): number {
   return c;
 }
 
+/**
+ * Wide scan: `words` views the mask 8 bytes at a time (`per` mask entries per word). A word equal to
+ * `ones` is `per` ones, a word equal to +0/-0 is all zeros (a float32 or uint8 zero pattern; -0.0 as a
+ * double is one +0 and one -0 float, both valid zeros); anything else is checked entry by entry.
+ * Four words per step, with one combined test for the two common cases (all ones, all zeros).
+ */
 function scanWide(
   mask: MaskArray,
   words: Float64Array,
@@ -185,22 +191,51 @@ function scanWide(
     const wBase = b * perRow;
     let n = 0;
     let last = -1;
-    for (let w = 0; w < perRow; w++) {
-      const v = words[wBase + w] as number;
-      if (v === ones) {
-        n += per;
-        last = w * per + per - 1;
-      } else if (v !== 0) {
-        const bits = onesPattern(mask, b, cols, w * per, per);
-        if (bits !== 0) {
-          n += popcount8(bits);
-          last = w * per + 31 - Math.clz32(bits);
+    let w = 0;
+    for (; w + 3 < perRow; w += 4) {
+      const j = wBase + w;
+      const v0 = words[j] as number;
+      const v1 = words[j + 1] as number;
+      const v2 = words[j + 2] as number;
+      const v3 = words[j + 3] as number;
+      if (v0 === ones && v1 === ones && v2 === ones && v3 === ones) {
+        n += 4 * per;
+        last = (w + 4) * per - 1;
+      } else if (v0 !== 0 || v1 !== 0 || v2 !== 0 || v3 !== 0) {
+        for (let k = w; k < w + 4; k++) {
+          const bits = wordOnes(mask, words[wBase + k] as number, ones, b, cols, k, per);
+          if (bits !== 0) {
+            n += popcount8(bits);
+            last = k * per + 31 - Math.clz32(bits);
+          }
         }
+      }
+    }
+    for (; w < perRow; w++) {
+      const bits = wordOnes(mask, words[wBase + w] as number, ones, b, cols, w, per);
+      if (bits !== 0) {
+        n += popcount8(bits);
+        last = w * per + 31 - Math.clz32(bits);
       }
     }
     layout.validTokens[b] = n;
     layout.prefixLength[b] = last === n - 1 ? n : -1;
   }
+}
+
+/** Ones of word `w` as a bit pattern: the fast cases by value, anything else entry by entry. */
+function wordOnes(
+  mask: MaskArray,
+  v: number,
+  ones: number,
+  b: number,
+  cols: number,
+  w: number,
+  per: number,
+): number {
+  if (v === ones) return (1 << per) - 1;
+  if (v === 0) return 0;
+  return onesPattern(mask, b, cols, w * per, per);
 }
 
 function scanScalar(mask: MaskArray, layout: MaskLayout, cols: number): void {
