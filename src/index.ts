@@ -39,3 +39,6 @@ export * from './core/lagStats.js';
 export * from './train/asyncLearner.js';
 export * from './train/eventSim.js';
 export * from './train/generationLength.js';
+// Rollout-dump audit (H4): DuckDB is imported only when runAudit runs.
+export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
+export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
