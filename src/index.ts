@@ -42,3 +42,19 @@ export * from './train/generationLength.js';
 // Rollout-dump audit (H4): DuckDB is imported only when runAudit runs.
 export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
 export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
+// Token-level lab (H6): the token env (as a namespace), the context policy, the token PPO learner.
+export * as tokenEnv from './envs/tokenArithmetic.js';
+export { ContextPolicy, chainLogProbGrad } from './policy/contextPolicy.js';
+export { Optimizer, type OptimizerKind, type OptimizerOptions } from './train/adam.js';
+export {
+  gatherLogProbs,
+  groupAdvantages as tokenGroupAdvantages,
+  type MaskRule,
+  outcomeTokenRewards,
+  type PackedBatch,
+  packTranscripts,
+  ppoUpdate,
+  responseMaskFromRoles,
+  type Transcript,
+  tokenLossAndGrad,
+} from './train/tokenLearner.js';
