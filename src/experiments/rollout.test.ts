@@ -40,6 +40,7 @@ describe('rollout experiment', () => {
       'bounded_none',
       'bounded_is',
       'bounded_tis',
+      'admission_none',
       'unbounded_none',
       'unbounded_is',
       'unbounded_tis',
@@ -56,6 +57,7 @@ describe('rollout experiment', () => {
     expect((r.tables.lag_histogram as Record<string, JsonValue>[])[0]?.sync).toBe(1);
     for (const row of rows) {
       if (row.mode === 'unbounded') expect(row.eta).toBeNull();
+      else expect(typeof row.eta).toBe('number');
       if (row.mode === 'bounded' || row.correction === 'drop')
         expect(row.lag_max as number).toBeLessThanOrEqual(2);
       expect(row.trainer_idle as number).toBeGreaterThanOrEqual(0);

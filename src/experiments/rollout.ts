@@ -10,6 +10,7 @@
  *   sync                      generate K groups, train, publish, repeat (lag 0, ratio exactly 1);
  *   bounded (eta)             AReaL's admission rule (stale work never started) + drop at consumption of
  *                             groups that still finished more than eta versions late;
+ *   admission (eta)           AReaL's admission rule alone (no drop): consumed lags may exceed eta;
  *   unbounded                 no bound; `drop` discards groups with lag > eta at consumption.
  * Corrections: none / is (per-action ratio) / tis (ratio truncated at tis_cap) / drop.
  * Every row replays the same task stream, policy-sampling stream and length stream from the seed, so
@@ -49,13 +50,13 @@ const int = (min: number) => z.number().int().min(min);
 const positive = z.number().positive().finite();
 
 export const DEFAULT_ROWS =
-  'sync,bounded:none,bounded:is,bounded:tis,unbounded:none,unbounded:is,unbounded:tis,unbounded:drop';
+  'sync,bounded:none,bounded:is,bounded:tis,admission:none,unbounded:none,unbounded:is,unbounded:tis,unbounded:drop';
 
 export const ROLLOUT_OPTIONS: OptionTable = {
   rows: {
     schema: z.string().min(1),
     default: DEFAULT_ROWS,
-    help: "comma list of mode:correction, mode in sync|bounded|unbounded, correction in none|is|tis|seq_is|seq_tis|drop ('sync' = sync:none)",
+    help: "comma list of mode:correction, mode in sync|bounded|admission|unbounded, correction in none|is|tis|seq_is|seq_tis|drop ('sync' = sync:none)",
   },
   eta: {
     schema: int(0),
@@ -150,8 +151,8 @@ export function parseRows(text: string): RowSpec[] {
         details: { field: 'rows', row: i, value: entry },
       });
     if (extra !== undefined) throw bad('expected mode or mode:correction');
-    if (mode !== 'sync' && mode !== 'bounded' && mode !== 'unbounded') {
-      throw bad('mode must be sync, bounded or unbounded');
+    if (mode !== 'sync' && mode !== 'bounded' && mode !== 'admission' && mode !== 'unbounded') {
+      throw bad('mode must be sync, bounded, admission or unbounded');
     }
     if (!CORRECTIONS.includes(correction as Correction))
       throw bad(`correction must be one of ${CORRECTIONS.join(', ')}`);
@@ -346,7 +347,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
     notes: [
       `simulated time only: a group's generation time is its longest sample's tokens x ${cfg.seconds_per_token} s; a trainer step takes ${cfg.train_step_s} s; new weights reach workers ${cfg.publish_delay_s} s after a step ends.`,
       'a worker keeps the version it started a group with (no partial rollout / in-flight weight update); finished groups are consumed first-finished first (FIFO).',
-      `bounded: AReaL's admission rule (a group may start only while started - rejected < (eta + published version + 1) x K) plus a drop at consumption of groups that still arrive more than eta=${cfg.eta} versions late (long groups finish out of order); dropped groups count as rejected.`,
+      `bounded: AReaL's admission rule (a group may start only while started - rejected < (eta + published version + 1) x K) plus a drop at consumption of groups that still arrive more than eta=${cfg.eta} versions late (long groups finish out of order); dropped groups count as rejected. admission: the same rule without the drop (consumed lags can exceed eta).`,
       'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
       'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
       'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',

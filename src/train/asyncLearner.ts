@@ -27,8 +27,8 @@
  *             `rollout_is: sequence`, TRL `vllm_importance_sampling_mode="sequence_truncate"`): this also
  *             reweights which states were visited, at the price of the course's "products of ratios
  *             over whole trajectories have large variance";
- *     `drop`: w = 1, but groups with lag > eta are discarded at consumption (in `unbounded` mode; in
- *             `bounded` mode the simulation already does this, so `drop` equals `none` there).
+ *     `drop`: w = 1, but groups with lag > eta are discarded at consumption (in `unbounded` and
+ *             `admission` modes; `bounded` already does this, so `drop` equals `none` there).
  * - Version k+1's logits are stored when the step is computed; workers can only use them once the
  *   simulation publishes them (after the step ends plus the publication delay).
  */
@@ -59,7 +59,7 @@ export const CORRECTIONS: readonly Correction[] = ['none', 'is', 'tis', 'seq_is'
 
 export interface AsyncLearnerOptions {
   mode: RolloutMode;
-  /** Lag bound: admission + drop in `bounded`; the drop threshold of `drop` in `unbounded`. Default 2. */
+  /** Lag bound: admission + drop in `bounded`, admission only in `admission`; the drop threshold of `drop`. Default 2. */
   eta?: number;
   correction?: Correction;
   /** Truncation cap of `tis` (verl `rollout_is_threshold` default 2.0). */
@@ -338,7 +338,8 @@ export function runAsyncLearner(
     {
       mode: o.mode,
       eta: o.eta,
-      dropBeyond: o.correction === 'drop' && o.mode === 'unbounded' ? o.eta : null,
+      dropBeyond:
+        o.correction === 'drop' && (o.mode === 'unbounded' || o.mode === 'admission') ? o.eta : null,
       workers: o.workers,
       groupsPerBatch: o.groupsPerBatch,
       updates: U,

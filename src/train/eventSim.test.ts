@@ -192,6 +192,37 @@ describe('simulateRollout: hand-computed schedules', () => {
   });
 });
 
+describe('simulateRollout: admission only', () => {
+  it('the same schedule as the drop case, but the late group is consumed with lag 5 > eta', () => {
+    const { hooks, trained } = fixedDurations([10, 1]);
+    const r = simulateRollout(
+      {
+        mode: 'admission',
+        eta: 1,
+        workers: 3,
+        groupsPerBatch: 1,
+        updates: 6,
+        trainStepTime: 1,
+        publishDelay: 0,
+      },
+      hooks,
+    );
+    expect(r.updates.map((u) => [u.index, u.start, u.groups, u.dropped])).toEqual([
+      [0, 1, [1], []],
+      [1, 3, [2], []],
+      [2, 5, [3], []],
+      [3, 7, [4], []],
+      [4, 9, [5], []],
+      [5, 10, [0], []],
+    ]);
+    expect(trained[5]?.lags).toEqual([5]);
+    // Without a rejection the admission count stays full: only one new group starts at t=10.
+    expect(r.groups.slice(6).map((g) => [g.id, g.worker, g.version, g.start])).toEqual([[6, 0, 5, 10]]);
+    expect(r.endTime).toBe(11);
+    expect(r.dropped).toBe(0);
+  });
+});
+
 describe('simulateRollout: invariants', () => {
   const arbOptions = fc.record({
     workers: fc.integer({ min: 1, max: 6 }),
@@ -242,33 +273,38 @@ describe('simulateRollout: invariants', () => {
 
   it('conservation and non-overlap: K per step, steps back to back at most, one group per worker at a time', () => {
     fc.assert(
-      fc.property(arbOptions, arbDurations, fc.constantFrom('sync', 'bounded', 'unbounded'), (o, d, mode) => {
-        const r = run({ ...o, mode }, d);
-        expect(r.consumed).toBe(o.updates * o.groupsPerBatch);
-        expect(r.updates.length).toBe(o.updates);
-        for (let i = 1; i < r.updates.length; i++) {
-          expect((r.updates[i] as { start: number }).start).toBeGreaterThanOrEqual(
-            (r.updates[i - 1] as { end: number }).end,
-          );
-        }
-        for (let w = 0; w < o.workers; w++) {
-          const mine = r.groups.filter((g) => g.worker === w);
-          for (let i = 1; i < mine.length; i++) {
-            expect((mine[i] as GroupRecord).start).toBeGreaterThanOrEqual((mine[i - 1] as GroupRecord).end);
+      fc.property(
+        arbOptions,
+        arbDurations,
+        fc.constantFrom('sync', 'bounded', 'admission', 'unbounded'),
+        (o, d, mode) => {
+          const r = run({ ...o, mode }, d);
+          expect(r.consumed).toBe(o.updates * o.groupsPerBatch);
+          expect(r.updates.length).toBe(o.updates);
+          for (let i = 1; i < r.updates.length; i++) {
+            expect((r.updates[i] as { start: number }).start).toBeGreaterThanOrEqual(
+              (r.updates[i - 1] as { end: number }).end,
+            );
           }
-        }
-        // A consumed group finished before its step started, and was generated with a version <= trainer's.
-        for (const g of r.groups) {
-          if (g.status !== 'consumed') continue;
-          const u = r.updates[g.update] as { start: number; version: number };
-          expect(g.end).toBeLessThanOrEqual(u.start);
-          expect(g.lag).toBe(u.version - g.version);
-          expect(g.lag).toBeGreaterThanOrEqual(0);
-        }
-        expect(r.trainerIdle).toBeGreaterThanOrEqual(0);
-        expect(r.workerIdle).toBeGreaterThanOrEqual(-1e-12);
-        expect(r.endTime).toBe((r.updates[r.updates.length - 1] as { end: number }).end);
-      }),
+          for (let w = 0; w < o.workers; w++) {
+            const mine = r.groups.filter((g) => g.worker === w);
+            for (let i = 1; i < mine.length; i++) {
+              expect((mine[i] as GroupRecord).start).toBeGreaterThanOrEqual((mine[i - 1] as GroupRecord).end);
+            }
+          }
+          // A consumed group finished before its step started, and was generated with a version <= trainer's.
+          for (const g of r.groups) {
+            if (g.status !== 'consumed') continue;
+            const u = r.updates[g.update] as { start: number; version: number };
+            expect(g.end).toBeLessThanOrEqual(u.start);
+            expect(g.lag).toBe(u.version - g.version);
+            expect(g.lag).toBeGreaterThanOrEqual(0);
+          }
+          expect(r.trainerIdle).toBeGreaterThanOrEqual(0);
+          expect(r.workerIdle).toBeGreaterThanOrEqual(-1e-12);
+          expect(r.endTime).toBe((r.updates[r.updates.length - 1] as { end: number }).end);
+        },
+      ),
     );
   });
 
@@ -278,7 +314,9 @@ describe('simulateRollout: invariants', () => {
       /workers must be a positive integer/,
     );
     expect(() => simulateRollout({ mode: 'bounded', eta: -1 }, hooks)).toThrow(/eta must be an integer >= 0/);
-    expect(() => simulateRollout({ mode: 'weird' as 'sync' }, hooks)).toThrow(/mode must be/);
+    expect(() => simulateRollout({ mode: 'weird' as 'sync' }, hooks)).toThrow(
+      /mode must be sync, bounded, admission or unbounded/,
+    );
     expect(() => simulateRollout({ mode: 'sync', updates: 1 }, fixedDurations([0]).hooks)).toThrow(
       /generation time of group 0/,
     );

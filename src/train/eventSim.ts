@@ -24,6 +24,8 @@
  *   versions after it started; to make the bound hard, such groups are DROPPED AT CONSUMPTION (and
  *   counted as rejected, which frees admission capacity). Both counts are reported, so the run shows
  *   how much the admission rule alone leaves to the drop.
+ * - `admission`: AReaL's admission rule alone, without the drop: what a count-based bound lets through
+ *   when groups finish out of order (consumed lags can exceed eta). `dropBeyond` applies as below.
  * - `unbounded`: no admission limit. With `dropBeyond` set, groups with lag > dropBeyond are dropped
  *   at consumption (the `drop` correction: generated, then discarded); with null, all are consumed.
  *
@@ -33,13 +35,13 @@
  */
 import { LabError } from '../core/errors.js';
 
-export type RolloutMode = 'sync' | 'bounded' | 'unbounded';
+export type RolloutMode = 'sync' | 'bounded' | 'admission' | 'unbounded';
 
 export interface EventSimOptions {
   mode: RolloutMode;
-  /** `bounded` only: the largest allowed version lag (integer >= 0). Default 2. */
+  /** `bounded`: the largest allowed version lag; `admission`: the eta of the admission rule. Default 2. */
   eta?: number;
-  /** `unbounded` only: drop at consumption any group with lag > dropBeyond; null keeps all. Default null. */
+  /** `unbounded`/`admission`: drop at consumption any group with lag > dropBeyond; null keeps all. Default null. */
   dropBeyond?: number | null;
   /** W concurrent rollout workers, each generating one group at a time. Default 16. */
   workers?: number;
@@ -176,10 +178,14 @@ function checkOptions(o: Required<EventSimOptions>): void {
       details: { field: 'publishDelay', value: o.publishDelay },
     });
   }
-  if (!(o.mode === 'sync' || o.mode === 'bounded' || o.mode === 'unbounded')) {
-    throw new LabError('UNKNOWN_MODE', `eventSim: mode must be sync, bounded or unbounded, got '${o.mode}'`, {
-      details: { field: 'mode', value: o.mode },
-    });
+  if (!(o.mode === 'sync' || o.mode === 'bounded' || o.mode === 'admission' || o.mode === 'unbounded')) {
+    throw new LabError(
+      'UNKNOWN_MODE',
+      `eventSim: mode must be sync, bounded, admission or unbounded, got '${o.mode}'`,
+      {
+        details: { field: 'mode', value: o.mode },
+      },
+    );
   }
   if (!Number.isInteger(o.eta) || o.eta < 0) {
     throw new LabError('BAD_ARGUMENT', `eventSim: eta must be an integer >= 0, got ${o.eta}`, {
@@ -206,9 +212,9 @@ export function simulateRollout(options: EventSimOptions, hooks: SimHooks): SimR
   checkOptions(o);
   const K = o.groupsPerBatch;
   // The lag bound enforced at consumption (null: none). sync never needs it (all lags are 0).
-  const dropBeyond = o.mode === 'bounded' ? o.eta : o.mode === 'unbounded' ? o.dropBeyond : null;
+  const dropBeyond = o.mode === 'bounded' ? o.eta : o.mode === 'sync' ? null : o.dropBeyond;
   // Admission: groups that may exist (started minus rejected) for a published version v; sync = eta 0.
-  const admissionEta = o.mode === 'sync' ? 0 : o.mode === 'bounded' ? o.eta : null;
+  const admissionEta = o.mode === 'sync' ? 0 : o.mode === 'unbounded' ? null : o.eta;
 
   const events: SimEvent[] = [];
   let seq = 0;
