@@ -582,6 +582,9 @@ function runAdvantage(config: Record<string, unknown>, ctx: RunContext): RunReco
       denominators_flipped: Object.fromEntries(
         maskFlip.map((r) => [r.mode as string, r.denominator_flipped_mask as number]),
       ),
+      ...Object.fromEntries(
+        maskFlip.map((r) => [`loss_change_${r.mode as string}`, r.loss_change as number]),
+      ),
       tool_tokens_with_gradient_correct_mask: toolTokensWithGradient,
       tool_tokens_newly_with_gradient: newlyGradientTokens,
     },
