@@ -1,6 +1,6 @@
 /**
- * Wall time of the rollout experiment (defaults, seed 7: 8 rows x 150 steps x 128 consumed
- * trajectories, plus the generated-but-unconsumed ones and 8 x 400 eval episodes), no I/O. Second
+ * Wall time of the rollout experiment (defaults, seed 7: 9 rows x 150 steps x 128 consumed
+ * trajectories, plus the generated-but-unconsumed ones and 9 x 400 eval episodes), no I/O. Second
  * row: the event simulation alone for the unbounded schedule with constant-time hooks, to show that
  * the schedule is cheap and the time goes to sampling and learning. Floor for both: the agent
  * experiment's unit of work, 19,200 uniform-policy episodes.
@@ -49,7 +49,7 @@ export async function run(): Promise<BenchRow[]> {
   return [
     {
       group: 'rollout',
-      name: 'run --experiment rollout --seed 7 (defaults, 8 rows, no I/O)',
+      name: 'run --experiment rollout --seed 7 (defaults, 9 rows, no I/O)',
       ms,
       floor_ms: floor,
       ratio: ms / floor,
