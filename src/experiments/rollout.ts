@@ -287,6 +287,9 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       'ess_fraction',
       'eval_success',
       'protocol_prob',
+      'updates_to_0_9',
+      'seconds_to_0_9',
+      'worker_wasted',
     ]) {
       const v = row[k];
       if (typeof v === 'number') metrics[`${k}.${spec.key}`] = v;
