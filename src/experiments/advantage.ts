@@ -604,6 +604,26 @@ function runAdvantage(config: Record<string, unknown>, ctx: RunContext): RunReco
       maskFlipNote(maskFlip, envTokens, newlyGradientTokens),
       'mis-indexed: one uid shared by an easy and a hard task makes a mixed group out of two zero-variance groups; the easy task is pushed up and the hard one down for being easy or hard, not for anything the samples did.',
     ],
+    plots: {
+      mask_flip_loss: {
+        title: 'Policy loss: correct mask vs tool-output tokens masked 1',
+        y: 'pg_loss',
+        x: 'aggregation mode',
+        kind: 'bar',
+        table: 'mask_flip',
+        xField: 'mode',
+        yFields: ['loss_correct_mask', 'loss_flipped_mask'],
+      },
+      mask_flip_denominator: {
+        title: 'Loss denominator: correct vs flipped mask',
+        y: 'denominator (tokens, rows or T)',
+        x: 'aggregation mode',
+        kind: 'bar',
+        table: 'mask_flip',
+        xField: 'mode',
+        yFields: ['denominator_correct_mask', 'denominator_flipped_mask'],
+      },
+    },
     timing: { wall_ms: performance.now() - started },
   };
 }
