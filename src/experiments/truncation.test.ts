@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from './options.js';
+import { overlongPenalty } from './tokenLab.js';
 import { truncation } from './truncation.js';
 
 describe('truncation experiment', async () => {
@@ -25,6 +26,21 @@ describe('truncation experiment', async () => {
     expect(sum('excluded.soft-penalty')).toBe(0);
     expect(sum('excluded.drop')).toBeGreaterThan(0);
     expect(sum('excluded.mask')).toBeGreaterThan(0);
+  });
+
+  it('trains on the score each policy assigns: soft-penalty adds the DAPO penalty, mask zeroes truncated rows', () => {
+    const acc = r.tables.trajectory_accounting ?? [];
+    const soft = acc.filter((x) => x.arm === 'soft-penalty');
+    expect(soft.length).toBeGreaterThan(0);
+    for (const row of soft) {
+      const base = row.status === 'success' ? 1 : 0;
+      expect(row.score).toBeCloseTo(base + overlongPenalty(row.length as number, 25, 5), 12);
+    }
+    for (const row of acc.filter((x) => x.arm === 'mask' && x.status === 'truncated')) {
+      expect(row.loss_tokens).toBe(0);
+      expect(row.score).toBe(0);
+    }
+    for (const row of acc.filter((x) => x.arm === 'drop')) expect(row.status).not.toBe('truncated');
   });
 
   it('is deterministic per seed', async () => {

@@ -108,7 +108,10 @@ function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRec
     config: config as Record<string, JsonValue>,
     metrics,
     curves,
-    tables: { arms },
+    tables: {
+      arms,
+      trajectory_accounting: results.flatMap((r) => r.lastGroup.map((row) => ({ arm: r.spec.arm, ...row }))),
+    },
     notes: [truncationConclusion(results, cfg.budget, cfg.unboundedBudget), ...truncationCaveats()],
     plots: {
       success: { title: 'Training success (under the budget)', y: 'fraction of trajectories' },
