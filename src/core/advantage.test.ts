@@ -340,4 +340,24 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
       'index',
     );
   });
+
+  it('vectorized: unknown std mode and a bad epsilon are LabErrors naming the option', () => {
+    const shape = { rows: 2, cols: 1 };
+    expectLabError(
+      () =>
+        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [1, 1], shape, {
+          std: 'population' as never,
+        }),
+      'UNKNOWN_MODE',
+      'std',
+    );
+    expectLabError(
+      () =>
+        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [1, 1], shape, {
+          epsilon: Number.NaN,
+        }),
+      'BAD_ARGUMENT',
+      'epsilon',
+    );
+  });
 });

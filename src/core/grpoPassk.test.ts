@@ -32,4 +32,20 @@ describe('GRPO pass@k', () => {
     expect(isLabError(err) && err.code).toBe('SINGLETON_GROUP');
     expect((err as Error).message).toContain('index');
   });
+
+  it('unknown std mode and a negative epsilon are LabErrors naming the option', () => {
+    for (const [opts, code, field] of [
+      [{ std: 'population' }, 'UNKNOWN_MODE', 'std'],
+      [{ epsilon: -1 }, 'BAD_ARGUMENT', 'epsilon'],
+    ] as const) {
+      let err: unknown;
+      try {
+        grpoPasskAdvantage(r, m, index, shape, opts as never);
+      } catch (e) {
+        err = e;
+      }
+      expect(isLabError(err) && err.code).toBe(code);
+      expect((err as Error).message).toContain(field);
+    }
+  });
 });

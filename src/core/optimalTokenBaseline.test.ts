@@ -77,4 +77,47 @@ describe('multi-turn (TIR) optimal token baseline', () => {
     // by position: t=1 only row1 valid (G=0 -> B=0), t=2 only row0 valid (B=G=1)
     expect(Array.from(plain.advantages).map((x) => Number(x.toFixed(6)))).toEqual([0.5, 0, 0, -0.5, 0, 0]);
   });
+
+  it('bad options and shapes are LabErrors naming the field', () => {
+    const shape = { rows: 2, cols: 2 };
+    const r = new Float32Array(4);
+    const cases: [() => unknown, string, string][] = [
+      [
+        () =>
+          optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
+            zeroTail: 'drop' as never,
+          }),
+        'UNKNOWN_MODE',
+        'zeroTail',
+      ],
+      [
+        () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, { epsilon: -1 }),
+        'BAD_ARGUMENT',
+        'epsilon',
+      ],
+      [
+        () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(3), shape),
+        'SHAPE_MISMATCH',
+        'sum_pi_squared',
+      ],
+      [
+        () =>
+          multiTurnOptimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
+            rolloutIsWeights: ones(5),
+          }),
+        'SHAPE_MISMATCH',
+        'rollout_is_weights',
+      ],
+    ];
+    for (const [fn, code, text] of cases) {
+      let err: unknown;
+      try {
+        fn();
+      } catch (e) {
+        err = e;
+      }
+      expect(isLabError(err) && err.code).toBe(code);
+      expect((err as Error).message).toContain(text);
+    }
+  });
 });

@@ -49,4 +49,26 @@ describe('REINFORCE++', () => {
       expect(advantages[i]).toBeCloseTo(m[i] === 1 ? v : 0, 5);
     });
   });
+
+  it('bad gamma, bad mask and a wrong-length index are LabErrors naming the field', () => {
+    const cases: [() => unknown, string, string][] = [
+      [() => reinforcePlusPlusAdvantage(r, m, shape, { gamma: Number.NaN }), 'BAD_ARGUMENT', 'gamma'],
+      [
+        () => reinforcePlusPlusAdvantage(r, Float32Array.from([1, 1, 1, 1, 2, 1]), shape),
+        'BAD_MASK',
+        'row 1, token 1',
+      ],
+      [() => reinforcePlusPlusBaselineAdvantage(r, m, ['g'], shape), 'SHAPE_MISMATCH', 'index'],
+    ];
+    for (const [fn, code, text] of cases) {
+      let err: unknown;
+      try {
+        fn();
+      } catch (e) {
+        err = e;
+      }
+      expect(isLabError(err) && err.code).toBe(code);
+      expect((err as Error).message).toContain(text);
+    }
+  });
 });
