@@ -56,6 +56,8 @@ export interface VanillaLossOptions {
   agg?: AggOptions;
   /** `rollout_is_weights` [B,T], multiplied into the per-token loss after clipping (metrics unaffected). */
   rolloutIsWeights?: FloatArray | null;
+  /** Preallocated `[B,T]` buffer for `perTokenLoss` (reused across calls; saves the allocation). */
+  out?: Float32Array | null;
 }
 
 export const VANILLA_DEFAULTS = {
@@ -67,6 +69,7 @@ export const VANILLA_DEFAULTS = {
   lossAggMode: 'token-mean',
   agg: {},
   rolloutIsWeights: null,
+  out: null,
 } as const satisfies Required<VanillaLossOptions>;
 
 /** verl's metrics dict, without the `actor/` prefix. */
@@ -198,6 +201,12 @@ function vanillaPass(
   const hi = 1 + p.high;
   const c = p.c;
   const L = p.clamp;
+  // The clip decisions are taken on ℓ against log bounds, so exp is only evaluated where the
+  // surrogate is live (clipped tokens take the bound itself). exp is monotone, so the regions are
+  // verl's up to rounding at the exact boundary (where both sides give the same loss value).
+  const logLo = lo > 0 ? Math.log(lo) : Number.NEGATIVE_INFINITY;
+  const logHi = Math.log(hi);
+  const logC = Math.log(c);
   let sumAll = 0;
   let sumValidRows = 0;
   let sumRowMeans = 0;
@@ -217,24 +226,34 @@ function vanillaPass(
       const a = adv[i] as number;
       const d = (lp[i] as number) - (old[i] as number);
       const l = Math.min(Math.max(d, -L), L);
-      const r = Math.exp(l);
-      const p1 = -a * r;
-      const p2 = -a * Math.min(Math.max(r, lo), hi);
-      const q = Math.max(p1, p2);
-      const p3 = -a * c;
-      const neg = a < 0;
-      let loss = neg ? Math.min(p3, q) : q;
+      // verl: q = max(−A·r, −A·clamp(r, lo, hi)) = −A·min(r, hi) for A ≥ 0 and −A·max(r, lo) for
+      // A < 0, where the dual clip then caps the ratio at c: −A·min(max(r, lo), c). (Multiplying
+      // by the fixed −A is monotone, so this is the same float64 value as verl's max/min form.)
+      let ratio = 0;
+      let live = false;
+      if (a < 0) {
+        if (l < logLo) {
+          ratio = lo;
+          clip += m;
+        } else if (l > logC) {
+          ratio = c;
+          lower += m;
+        } else live = true;
+      } else if (l > logHi) {
+        ratio = hi;
+        clip += a > 0 ? m : 0;
+      } else live = true;
+      if (live) ratio = Math.exp(l);
+      let loss = -a * ratio;
       if (w !== null) {
         const wi = w[i] as number;
-        loss *= wi;
+        loss *= wi; // after clipping, as verl
         check += wi - wi;
       }
       out[i] = loss;
       sum += loss * m;
       n += m;
       kl -= l * m;
-      clip += p2 > p1 ? m : 0;
-      lower += neg && q > p3 ? m : 0;
       check += d - d + (a - a) + Math.abs(m * m - m);
     }
     sumAll += sum;
@@ -346,7 +365,13 @@ export function policyLossVanilla(
   checkAggMode(o.lossAggMode);
   const p = resolveClip(o);
   const agg = resolveAggOptions(o.agg);
-  const perTokenLoss = new Float32Array(rows * cols);
+  let perTokenLoss: Float32Array;
+  if (o.out) {
+    checkLength(o.out, rows * cols, 'out', `[${rows},${cols}]`);
+    perTokenLoss = o.out;
+  } else {
+    perTokenLoss = new Float32Array(rows * cols);
+  }
   const acc = vanillaPass(
     oldLogProb,
     logProb,

@@ -1,0 +1,147 @@
+/**
+ * Vanilla PPO policy loss (verl `compute_policy_loss_vanilla`) and `agg_loss` (token-mean and
+ * seq-mean-token-mean) on a float32 batch B=4096, T=4096 with ragged right-padded masks (some with
+ * multi-turn holes) and groups of 8 rows sharing a GRPO-style advantage sign pattern;
+ * single-threaded.
+ *
+ * Floor (the issue's definition): reading the input arrays and writing the output once, measured as
+ * a typed-array copy of the same bytes into preallocated buffers (policy loss: old_log_prob,
+ * log_prob, advantages and mask; aggLoss: loss_mat and mask). Each ratio is measured in the same run
+ * as its floor, call by call (see `paired`). The policy loss must evaluate one exp per token; the `exp only` row times a bare
+ * loop doing just that (read two arrays, exp, write one) to show how much of the cost exp itself is.
+ * Inputs come from a fixed LCG, so every run times the same batch.
+ */
+import { aggLoss } from '../src/core/aggLoss.js';
+import { policyLossVanilla } from '../src/core/policyLoss.js';
+import type { BenchRow } from './run.js';
+
+const B = 4096;
+const T = 4096;
+const GROUP = 8;
+
+function buildBatch() {
+  let x = 2024;
+  const next = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x / 4294967296;
+  };
+  const n = B * T;
+  const old = new Float32Array(n);
+  const lp = new Float32Array(n);
+  const adv = new Float32Array(n);
+  const mask = new Float32Array(n);
+  for (let b = 0; b < B; b++) {
+    const len = 1 + Math.floor(next() * T);
+    const hole = next() < 0.25 ? Math.floor(next() * len) : -1; // multi-turn tool span
+    const a = (next() < 0.5 ? -1 : 1) * (0.2 + next()) * (b % GROUP === 0 ? 0 : 1);
+    for (let t = 0; t < T; t++) {
+      const i = b * T + t;
+      const o = -3 * next();
+      old[i] = o;
+      // log-ratio mostly small (on-policy drift), sometimes past the clip range
+      lp[i] = o + (next() - 0.5) * (next() < 0.1 ? 1.5 : 0.2);
+      if (t < len && !(hole >= 0 && t >= hole && t < hole + 64)) {
+        mask[i] = 1;
+        adv[i] = a;
+      }
+    }
+  }
+  return { old, lp, adv, mask };
+}
+
+/**
+ * The machine is shared, so load changes within seconds: each kernel call is timed right after a
+ * floor call, and the reported ratio is the median of those paired ratios (ms values are medians).
+ */
+function paired(
+  kernel: () => void,
+  floor: () => void,
+  repeats = 9,
+): { ms: number; floorMs: number; ratio: number } {
+  for (let k = 0; k < 2; k++) {
+    floor();
+    kernel();
+  }
+  const ks: number[] = [];
+  const fs: number[] = [];
+  const rs: number[] = [];
+  for (let k = 0; k < repeats; k++) {
+    const t0 = performance.now();
+    floor();
+    const t1 = performance.now();
+    kernel();
+    const t2 = performance.now();
+    fs.push(t1 - t0);
+    ks.push(t2 - t1);
+    rs.push((t2 - t1) / (t1 - t0));
+  }
+  const med = (v: number[]) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)] as number;
+  return { ms: med(ks), floorMs: med(fs), ratio: med(rs) };
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const { old, lp, adv, mask } = buildBatch();
+  const shape = { rows: B, cols: T };
+  const n = B * T;
+  const s1 = new Float32Array(n);
+  const s2 = new Float32Array(n);
+  const s3 = new Float32Array(n);
+  const s4 = new Float32Array(n);
+  const floorPolicy = () => {
+    s1.set(old);
+    s2.set(lp);
+    s3.set(adv);
+    s4.set(mask);
+  };
+  const floorAgg = () => {
+    s1.set(lp);
+    s4.set(mask);
+  };
+  const out = new Float32Array(n);
+  const note = `B=${B}, T=${T}, groups of ${GROUP}, ragged masks with holes, float32`;
+  const row = (name: string, r: { ms: number; floorMs: number; ratio: number }, extra: string): BenchRow => ({
+    group: 'loss',
+    name,
+    ms: r.ms,
+    floor_ms: r.floorMs,
+    ratio: r.ratio,
+    note: extra ? `${note}; ${extra}` : note,
+  });
+  return [
+    row(
+      'policyLossVanilla token-mean',
+      paired(() => policyLossVanilla(old, lp, adv, mask, shape), floorPolicy, 5),
+      'allocates perTokenLoss: first-touch page faults of 64 MB each call',
+    ),
+    row(
+      'policyLossVanilla token-mean, reused out',
+      paired(() => policyLossVanilla(old, lp, adv, mask, shape, { out }), floorPolicy),
+      'writes into a preallocated output, as the floor does (like-for-like)',
+    ),
+    row(
+      'policyLossVanilla seq-mean-token-mean, reused out',
+      paired(
+        () => policyLossVanilla(old, lp, adv, mask, shape, { out, lossAggMode: 'seq-mean-token-mean' }),
+        floorPolicy,
+      ),
+      '',
+    ),
+    row(
+      'exp only (Math.exp loop, reference)',
+      paired(() => {
+        for (let i = 0; i < n; i++) out[i] = Math.exp((lp[i] as number) - (old[i] as number));
+      }, floorPolicy),
+      'read lp, old; write exp(lp - old): the cost of the exp the loss must evaluate',
+    ),
+    row(
+      'aggLoss token-mean',
+      paired(() => aggLoss(lp, mask, shape, 'token-mean'), floorAgg),
+      'floor = copy of loss_mat + mask',
+    ),
+    row(
+      'aggLoss seq-mean-token-mean',
+      paired(() => aggLoss(lp, mask, shape, 'seq-mean-token-mean'), floorAgg),
+      'floor = copy of loss_mat + mask',
+    ),
+  ];
+}
