@@ -114,7 +114,13 @@ export interface AuditAggregate {
   /** Groups whose rows carry more than one task (a mis-set group label). */
   mixedTaskGroups: number;
   tokens: TokenCounts | null;
-  truncation: { rows: number; truncated: number } | null;
+  /** Truncated samples, how many of them are correct, and their summed reward. */
+  truncation: {
+    rows: number;
+    truncated: number;
+    truncatedCorrect: number;
+    truncatedRewardSum: number;
+  } | null;
   advantageCheck: AdvantageCheck | null;
 }
 
@@ -157,7 +163,7 @@ export class AuditAggregator {
   private readonly kinds = emptyKinds();
   private readonly groupSizes = new Map<number, number>();
   private readonly tokens = emptyTokens();
-  private readonly truncation = { rows: 0, truncated: 0 };
+  private readonly truncation = { rows: 0, truncated: 0, truncatedCorrect: 0, truncatedRewardSum: 0 };
   private readonly check: AdvantageCheck;
   private rows = 0;
   private correct = 0;
@@ -303,6 +309,8 @@ export class AuditAggregator {
       this.truncation.rows += 1;
       if (r.truncated) {
         this.truncation.truncated += 1;
+        this.truncation.truncatedRewardSum += r.reward;
+        if (correct) this.truncation.truncatedCorrect += 1;
         step.truncated += 1;
       }
     }

@@ -99,7 +99,7 @@ function genericRows(): PlainRow[] {
       });
     });
   };
-  add(1, 'g-add', 'add 2+3', [1, 1, 1, 1]); // all right
+  add(1, 'g-add', 'add 2+3', [1, 1, 1, 1], [false, false, true]); // all right, one truncated
   add(1, 'g-sub', 'sub 9-4', [0, 0, 0, 0], [true, false, true, false]); // all wrong
   add(1, 'g-mul', 'mul 7*8', [1, 0, 0, 1]); // mixed
   add(1, 'g-one', 'div 8/2', [1]); // singleton
@@ -122,8 +122,11 @@ describe('labs audit: generic preset', () => {
     expect(rec.metrics.zero_variance_groups).toBe(5);
     expect(rec.metrics.all_wrong_groups).toBe(2);
     expect(rec.metrics.all_right_groups).toBe(2);
-    expect(rec.metrics.truncated_samples).toBe(2);
-    expect(rec.metrics.truncated_fraction).toBeCloseTo(2 / rows.length, 12);
+    expect(rec.metrics.truncated_samples).toBe(3);
+    expect(rec.metrics.truncated_fraction).toBeCloseTo(3 / rows.length, 12);
+    // two truncated samples in the all-wrong group of step 1, one in the all-right group
+    expect(rec.metrics.truncated_correct_samples).toBe(1);
+    expect(rec.metrics.truncated_mean_reward).toBeCloseTo(1 / 3, 12);
     const perTask = rec.tables.per_task as Record<string, JsonValue>[];
     // sorted by wasted samples: add 2+3 has 4 + 3 samples in zero-variance groups, sub 9-4 has 4 + 2
     expect(perTask[0]).toMatchObject({ task: 'add 2+3', wasted_samples: 7, status: 'always solved' });

@@ -242,6 +242,8 @@ function buildRecord(
   if (agg.truncation) {
     metrics.truncated_samples = agg.truncation.truncated;
     metrics.truncated_fraction = ratio(agg.truncation.truncated, agg.truncation.rows);
+    metrics.truncated_correct_samples = agg.truncation.truncatedCorrect;
+    metrics.truncated_mean_reward = ratio(agg.truncation.truncatedRewardSum, agg.truncation.truncated);
   }
   if (agg.tokens) {
     const t = agg.tokens;

@@ -147,7 +147,9 @@ export function formatAudit(record: RunRecord): string {
     );
   }
   if (m.truncated_fraction !== undefined) {
-    lines.push(`truncated: ${m.truncated_samples} samples (${pct(m.truncated_fraction)})`);
+    lines.push(
+      `truncated: ${m.truncated_samples} samples (${pct(m.truncated_fraction)}), ${m.truncated_correct_samples} of them correct, mean reward ${formatNumber(m.truncated_mean_reward as Cell)} (a truncated sample scored as a failure teaches the policy to be short, not to be right)`,
+    );
   }
   if (m.denominators && typeof m.denominators === 'object' && !Array.isArray(m.denominators)) {
     const d = m.denominators as Record<string, JsonValue>;
