@@ -14,6 +14,7 @@ export * from './core/kl.js';
 export * from './core/entropy.js';
 export * from './core/valueLoss.js';
 export * from './core/rolloutCorrection.js';
+export * from './core/bypassLoss.js';
 // Advantage estimators, masked helpers, group utilities, diagnostics and convention presets (H1).
 export * from './core/advantage.js';
 export * from './core/gae.js';

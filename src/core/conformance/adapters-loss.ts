@@ -5,6 +5,7 @@
  */
 import { type AggOptions, aggLoss, LOSS_AGG_MODES, type LossAggMode } from '../aggLoss.js';
 import type { Shape2 } from '../batch.js';
+import { policyLossBypass } from '../bypassLoss.js';
 import { computeEntropyLoss, entropyFromLogits } from '../entropy.js';
 import { LabError } from '../errors.js';
 import { createKlController, type KlPenaltyName, klPenalty } from '../kl.js';
@@ -179,6 +180,28 @@ function logRatioFrom(inputs: Record<string, unknown>, expr: unknown) {
 }
 
 export const lossAdapters: AdapterTable = {
+  compute_policy_loss_bypass_mode: {
+    run(inputs, config) {
+      const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
+      const rc = (config['policy_loss.rollout_correction'] ?? {}) as Record<string, unknown>;
+      const r = policyLossBypass(io.old, io.lp, io.adv, io.mask, io.shape, {
+        lossType: (rc.loss_type ?? 'ppo_clip') as 'ppo_clip' | 'reinforce',
+        lossAggMode,
+        vanilla: { ...clip, agg: common.agg },
+        is: rc.rollout_is
+          ? {
+              level: rc.rollout_is as RolloutIsLevel,
+              threshold: (rc.rollout_is_threshold as number | undefined) ?? 2.0,
+              normalization: rc.rollout_is_batch_normalize ? 'batch-mean' : 'none',
+            }
+          : null,
+        rejection: rc.rollout_rs
+          ? { rolloutRs: rc.rollout_rs as string, threshold: rc.rollout_rs_threshold as string | number }
+          : null,
+      });
+      return { pg_loss: r.loss, pg_metrics: { ...actorMetrics({ ...r.metrics }), ...r.rolloutMetrics } };
+    },
+  },
   'rollout_corr_helper.compute_rollout_correction_weights': {
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;

@@ -1,0 +1,102 @@
+/**
+ * verl `compute_policy_loss_bypass_mode` (spec §5.1, §8 "Bypass mode"): the trainer skips the
+ * old-log-prob forward pass and uses the inference engine's log-probs as `old_log_prob`. The loss
+ * then recomputes the rollout correction against the *current* log-probs:
+ *
+ *     ℓ = log_prob − old_log_prob (= rollout log-probs)
+ *     weights, mask' , rollout_corr metrics = rolloutCorrection(log_prob, old_log_prob, mask, is, rs)
+ *     loss_type 'ppo_clip'  → vanilla PPO on mask' (no IS weights: the PPO ratio is the IS ratio)
+ *     loss_type 'reinforce' → REINFORCE (−A·lp·w) on mask' with the (detached) IS weights
+ *
+ * Metrics: the loss's own (`actor/...` in verl) merged with every `rollout_corr/...` metric.
+ */
+import type { LossAggMode } from './aggLoss.js';
+import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import { LabError } from './errors.js';
+import { type PolicyLossMetrics, policyLossVanilla, type VanillaLossOptions } from './policyLoss.js';
+import { policyLossReinforce } from './policyLosses.js';
+import {
+  type RolloutCorrectionOptions,
+  type RolloutMetrics,
+  rolloutCorrection,
+} from './rolloutCorrection.js';
+
+/** verl `rollout_correction.loss_type`. */
+export type BypassLossType = 'ppo_clip' | 'reinforce';
+
+export interface BypassLossOptions extends RolloutCorrectionOptions {
+  /** Default 'ppo_clip' (verl's YAML default). */
+  lossType?: BypassLossType;
+  /** `loss_agg_mode` of the inner loss. Default 'token-mean'. */
+  lossAggMode?: LossAggMode;
+  /** Clip settings and global batch info of the inner vanilla loss (ppo_clip). */
+  vanilla?: Omit<VanillaLossOptions, 'lossAggMode' | 'rolloutIsWeights' | 'out'>;
+}
+
+export interface BypassLossResult {
+  loss: number;
+  /** The inner loss's metrics (verl prefixes them `actor/`). */
+  metrics: Partial<PolicyLossMetrics>;
+  /** `rollout_corr/...` metrics of the correction computed inside the loss. */
+  rolloutMetrics: RolloutMetrics;
+  /** The response mask after rejection sampling. */
+  mask: Float32Array;
+  /** IS weights (null when `is` is disabled). */
+  weights: Float32Array | null;
+}
+
+/**
+ * verl `compute_policy_loss_bypass_mode(old_log_prob, log_prob, advantages, response_mask,
+ * loss_agg_mode, config)` with `old_log_prob` = the rollout log-probs; formulas in the file
+ * header. Throws what the inner pieces throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE...) and
+ * UNKNOWN_MODE for an unknown loss type.
+ */
+export function policyLossBypass(
+  oldLogProb: FloatArray,
+  logProb: FloatArray,
+  advantages: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape2,
+  options: BypassLossOptions = {},
+): BypassLossResult {
+  const lossType = options.lossType ?? 'ppo_clip';
+  if (lossType !== 'ppo_clip' && lossType !== 'reinforce') {
+    throw new LabError(
+      'UNKNOWN_MODE',
+      `loss_type: invalid ${JSON.stringify(lossType)}; expected ppo_clip or reinforce`,
+      {
+        details: { field: 'loss_type', value: lossType },
+      },
+    );
+  }
+  const lossAggMode = options.lossAggMode ?? 'token-mean';
+  const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, {
+    is: options.is ?? null,
+    rejection: options.rejection ?? null,
+  });
+  if (lossType === 'ppo_clip') {
+    const r = policyLossVanilla(oldLogProb, logProb, advantages, corr.mask, shape, {
+      ...options.vanilla,
+      lossAggMode,
+    });
+    return {
+      loss: r.loss,
+      metrics: r.metrics,
+      rolloutMetrics: corr.metrics,
+      mask: corr.mask,
+      weights: corr.weights,
+    };
+  }
+  const r = policyLossReinforce(oldLogProb, logProb, advantages, corr.mask, shape, {
+    lossAggMode,
+    rolloutIsWeights: corr.weights,
+    ...(options.vanilla?.agg ? { agg: options.vanilla.agg } : {}),
+  });
+  return {
+    loss: r.loss,
+    metrics: r.metrics,
+    rolloutMetrics: corr.metrics,
+    mask: corr.mask,
+    weights: corr.weights,
+  };
+}
