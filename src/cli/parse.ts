@@ -200,7 +200,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           sets: o.set,
           json: Boolean(o.json),
           out: o.out ?? null,
-          html: o.html === true ? '' : (o.html ?? null),
+          html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
           progress: o.progress,
           debug: debugOf(),
         });

@@ -54,3 +54,11 @@ describe('resolveConfig', () => {
     expect(err(() => parseSetPair('=3')).code).toBe('BAD_CLI');
   });
 });
+
+describe('resolveConfig error reasons', () => {
+  it('reports the range violation of a numeric value, not a type confusion', () => {
+    const e = err(() => resolveConfig('x', table, ['lr=-1']));
+    expect(e.message).not.toMatch(/received string/);
+    expect(e.message).toMatch(/lr=-1/);
+  });
+});

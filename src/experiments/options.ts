@@ -49,7 +49,11 @@ export function resolveConfig(
     }
     // Enum options with numeric-looking values (e.g. '1') must still match the string choice.
     let parsed = spec.schema.safeParse(value);
-    if (!parsed.success && typeof value !== 'string') parsed = spec.schema.safeParse(String(value));
+    if (!parsed.success && typeof value !== 'string') {
+      const asString = spec.schema.safeParse(String(value));
+      // Keep the first (typed) error unless the string reading is actually valid.
+      if (asString.success) parsed = asString;
+    }
     if (!parsed.success) {
       const reason = parsed.error.issues.map((i) => i.message).join('; ');
       throw new LabError('BAD_OPTION_VALUE', `--set ${key}=${JSON.stringify(value)}: ${reason}`, {
