@@ -239,13 +239,12 @@ function explainDifference(preset: ConventionPreset, kind: GroupKind, n: number)
     case 'teaching':
       return `teaching: larger by sqrt(n/(n−1)) = ${fmt(Math.sqrt(n / (n - 1)), 4)} — the population std divides by n, torch.std by n−1`;
     case 'trl':
-      return 'trl: eps 1e-4 instead of 1e-6 added to the std (differs from the 4th decimal)';
     case 'openrlhf':
-      return 'openrlhf: eps 1e-9 instead of 1e-6 (differs around the 6th decimal)';
+      return `${preset}: eps ${epsText(CONVENTION_PRESETS[preset].epsilon)} instead of verl's 1e-6 added to the std (a difference of relative size ~|Δeps|/std)`;
     case 'nemo-rl':
       return n === 2
         ? 'nemo-rl: leave-one-out baseline, and a group of 2 is never std-scaled (the std of one other member is 0)'
-        : 'nemo-rl: leave-one-out baseline (mean of the other members) and their std';
+        : "nemo-rl: leave-one-out baseline (mean of the other members), divided by the others' unbiased std only where it is > 0 (a member whose others all agree gets r − baseline)";
     default:
       return `${preset}: differs`;
   }
