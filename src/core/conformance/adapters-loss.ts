@@ -12,9 +12,11 @@ import { createKlController, type KlPenaltyName, klPenalty } from '../kl.js';
 import { policyLossVanilla, type VanillaLossOptions } from '../policyLoss.js';
 import {
   policyLossCispo,
+  policyLossClipCov,
   policyLossGeoMean,
   policyLossGpg,
   policyLossGspo,
+  policyLossKlCov,
   policyLossReinforce,
   policyLossSapo,
 } from '../policyLosses.js';
@@ -180,6 +182,34 @@ function logRatioFrom(inputs: Record<string, unknown>, expr: unknown) {
 }
 
 export const lossAdapters: AdapterTable = {
+  compute_policy_loss_clip_cov: {
+    run(inputs, config) {
+      const { ac, io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
+      const pl = (ac.policy_loss ?? {}) as Record<string, number>;
+      const r = policyLossClipCov(io.old, io.lp, io.adv, io.mask, io.shape, {
+        ...clip,
+        ...common,
+        lossAggMode,
+        ...(pl.clip_cov_ratio !== undefined ? { clipCovRatio: pl.clip_cov_ratio } : {}),
+        ...(pl.clip_cov_lb !== undefined ? { clipCovLb: pl.clip_cov_lb } : {}),
+        ...(pl.clip_cov_ub !== undefined ? { clipCovUb: pl.clip_cov_ub } : {}),
+      });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
+  compute_policy_loss_kl_cov: {
+    run(inputs, config) {
+      const { ac, io, common, lossAggMode } = otherLossSetup(inputs, config);
+      const pl = (ac.policy_loss ?? {}) as Record<string, number>;
+      const r = policyLossKlCov(io.old, io.lp, io.adv, io.mask, io.shape, {
+        ...common,
+        lossAggMode,
+        ...(pl.kl_cov_ratio !== undefined ? { klCovRatio: pl.kl_cov_ratio } : {}),
+        ...(pl.ppo_kl_coef !== undefined ? { ppoKlCoef: pl.ppo_kl_coef } : {}),
+      });
+      return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
+    },
+  },
   compute_policy_loss_bypass_mode: {
     run(inputs, config) {
       const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
