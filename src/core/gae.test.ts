@@ -80,4 +80,19 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
     expect(isLabError(err) && err.code).toBe('BAD_ARGUMENT');
     expect((err as Error).message).toContain('gamma');
   });
+
+  it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
+    expect(() =>
+      gaeAdvantageReturn(
+        new Float32Array(4),
+        new Float32Array(4),
+        Float32Array.from([1, 2, 1, 1]),
+        {
+          rows: 2,
+          cols: 2,
+        },
+        { gamma: 1, lam: 1 },
+      ),
+    ).toThrow(/response_mask: value 2 at row 0, token 1 is not 0 or 1/);
+  });
 });

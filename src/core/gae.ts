@@ -3,10 +3,9 @@
  * `compute_gae_advantage_return` ("gae"), with verl's multi-turn rule: mask-0 positions (tool or user
  * tokens) are skipped, not treated as steps.
  */
-import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import { checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
-import { checkMaskRows } from './reinforcePlusPlus.js';
 import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
 
 export interface GaeOptions {
@@ -54,7 +53,7 @@ export function gaeAdvantageReturn(
   checkMatrix(values, shape, 'values');
   rowSums(tokenLevelRewards, shape);
   rowSums(values, shape, 'values');
-  checkMaskRows(responseMask, shape);
+  checkMask(responseMask, shape.cols);
   const { rows, cols } = shape;
   const f32 = Math.fround;
   const g = f32(options.gamma);

@@ -6,7 +6,14 @@
  * ignores it too, NaN included. Where verl's output would be NaN or it raises (whitening with fewer
  * than two valid tokens, a NaN that reaches the output), the lab throws a LabError.
  */
-import { checkMask, checkShape, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkFiniteWhereMasked,
+  checkMask,
+  checkShape,
+  type FloatArray,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { checkMatrix } from './rowScores.js';
 
@@ -26,17 +33,7 @@ export function checkMasked(
   checkMatrix(values, shape, field);
   checkMatrix(mask, shape, 'mask');
   checkMask(mask, shape.cols, 'mask');
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] as number;
-    if (mask[i] !== 0 && !Number.isFinite(v)) {
-      const row = Math.floor(i / shape.cols);
-      throw new LabError(
-        'NON_FINITE',
-        `${field}: value ${v} at row ${row}, token ${i - row * shape.cols} is not finite (mask is 1 there)`,
-        { details: { field, row, token: i - row * shape.cols, value: v } },
-      );
-    }
-  }
+  checkFiniteWhereMasked(values, mask, shape.cols, field);
 }
 
 function sums(values: ArrayLike<number>, mask: MaskArray): { s: number; n: number } {

@@ -120,4 +120,14 @@ describe('multi-turn (TIR) optimal token baseline', () => {
       expect((err as Error).message).toContain(text);
     }
   });
+
+  it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
+    const z = new Float32Array(4);
+    expect(() =>
+      optimalTokenBaselineAdvantage(z, Float32Array.from([1, 0, -1, 0]), ['a', 'a'], z, z, {
+        rows: 2,
+        cols: 2,
+      }),
+    ).toThrow(/response_mask: value -1 at row 1, token 0 is not 0 or 1/);
+  });
 });

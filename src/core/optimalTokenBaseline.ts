@@ -5,10 +5,16 @@
  *   B_t = Σ_i G_t·W_t / (Σ_i W_t + eps)
  * over the members of a prompt group, with `G` the reward-to-go and `W` a cumulative path-variance proxy.
  */
-import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkLabels,
+  checkMask,
+  type FloatArray,
+  type GroupLabels,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels } from './groupwise.js';
-import { checkMaskRows } from './reinforcePlusPlus.js';
 import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
 
 export interface OptimalTokenBaselineOptions {
@@ -115,7 +121,7 @@ function validate(
   rowSums(oldLogProbs, shape, 'old_log_probs');
   rowSums(sumPiSquared, shape, 'sum_pi_squared');
   if (o.rolloutIsWeights) rowSums(o.rolloutIsWeights, shape, 'rollout_is_weights');
-  checkMaskRows(responseMask, shape);
+  checkMask(responseMask, shape.cols);
   return { epsilon, zeroTail };
 }
 

@@ -6,22 +6,18 @@
  */
 
 import { type AdvantageReturn, groupMoments } from './advantage.js';
-import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkLabels,
+  checkMask,
+  type FloatArray,
+  type GroupLabels,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels } from './groupwise.js';
 import { whitenValidated } from './masked.js';
-import { broadcastRows, checkBatch, rowSums, throwBadMaskInRow } from './rowScores.js';
-
-/** Checks every mask entry is 0/1 (BAD_MASK names row and token). */
-export function checkMaskRows(mask: MaskArray, shape: Shape2): void {
-  const { rows, cols } = shape;
-  for (let b = 0; b < rows; b++) {
-    for (let i = b * cols; i < (b + 1) * cols; i++) {
-      const m = mask[i] as number;
-      if (m !== 0 && m !== 1) throwBadMaskInRow(mask, b, cols);
-    }
-  }
-}
+import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
 
 /** Zeroes masked positions (+0) of a whitened matrix: verl's final `· response_mask`. */
 function applyMask(x: Float32Array, mask: MaskArray): Float32Array {
@@ -57,7 +53,7 @@ export function reinforcePlusPlusAdvantage(
   }
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   rowSums(tokenLevelRewards, shape); // finiteness check with (row, token) in the message
-  checkMaskRows(responseMask, shape);
+  checkMask(responseMask, shape.cols);
   const { rows, cols } = shape;
   const f32 = Math.fround;
   const g32 = f32(gamma);

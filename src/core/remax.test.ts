@@ -29,4 +29,10 @@ describe('ReMax', () => {
       expect((err as Error).message).toContain('reward_baselines');
     }
   });
+
+  it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
+    expect(() =>
+      remaxAdvantage(new Float32Array(4), [0, 0], Float32Array.from([1, 1, 1, 0.5]), { rows: 2, cols: 2 }),
+    ).toThrow(/response_mask: value 0\.5 at row 1, token 1 is not 0 or 1/);
+  });
 });

@@ -3,9 +3,8 @@
  */
 
 import type { AdvantageReturn } from './advantage.js';
-import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import { checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { checkMaskRows } from './reinforcePlusPlus.js';
 import { checkBatch, rowSums } from './rowScores.js';
 
 /**
@@ -39,7 +38,7 @@ export function remaxAdvantage(
     }
   }
   rowSums(tokenLevelRewards, shape);
-  checkMaskRows(responseMask, shape);
+  checkMask(responseMask, shape.cols);
   const returns = new Float32Array(rows * cols);
   const advantages = new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
