@@ -7,7 +7,7 @@
 import { checkFiniteScores } from './advantage.js';
 import type { GroupLabel, GroupLabels } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
+import { factorizeLabels, groupMembers } from './groupwise.js';
 
 export type GroupKind = 'all_wrong' | 'all_right' | 'mixed' | 'all_equal_other' | 'singleton';
 
@@ -58,9 +58,7 @@ export function classifyGroups(
   }
   checkFiniteScores(rewards, 'rewards');
   const groups = factorizeLabels(index, rewards.length);
-  const members: number[][] = Array.from({ length: groups.groups }, () => []);
-  for (let i = 0; i < rewards.length; i++) (members[groups.ids[i] as number] as number[]).push(i);
-  return members.map((rows, g) => {
+  return groupMembers(groups).map((rows, g) => {
     const first = rewards[rows[0] as number] as number;
     let sum = 0;
     let allEqual = true;

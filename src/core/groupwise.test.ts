@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLabError } from './errors.js';
-import { asTorchIndex, factorizeLabels, groupMeanStd } from './groupwise.js';
+import { asTorchIndex, factorizeLabels, groupMeanStd, groupMembers } from './groupwise.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -93,5 +93,17 @@ describe('groupMeanStd (verl group_mean_std, float32)', () => {
     expect(codeOf(() => groupMeanStd([1, 2], [0, 0.5]))).toMatch(/^BAD_VALUE: gidx/);
     expect(codeOf(() => groupMeanStd([1, Number.NaN], [0, 0]))).toMatch(/^NON_FINITE: scores/);
     expect(codeOf(() => groupMeanStd([1], [0], -1))).toMatch(/^BAD_ARGUMENT: eps/);
+  });
+});
+
+describe('groupMembers', () => {
+  it('lists the rows of each group in ascending order, in first-appearance group order', () => {
+    const groups = factorizeLabels(['b', 'a', 'b', 'c', 'a', 'b'], 6);
+    expect(groupMembers(groups)).toEqual([[0, 2, 5], [1, 4], [3]]);
+  });
+
+  it('leaves out rows that keep rejects, keeping their (possibly empty) group', () => {
+    const groups = factorizeLabels([1, 2, 1, 3], 4);
+    expect(groupMembers(groups, (row) => row !== 3 && row !== 2)).toEqual([[0], [1], []]);
   });
 });

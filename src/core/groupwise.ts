@@ -48,6 +48,18 @@ export function factorizeLabels(labels: GroupLabels, rows: number, field = 'inde
   return { ids, groups: groupLabels.length, sizes: Int32Array.from(counts), labels: groupLabels };
 }
 
+/**
+ * The rows of each group, `members[g]` ascending, for groups numbered as in `groups.ids`. Rows for
+ * which `keep(row)` is false are left out (their group may then be empty).
+ */
+export function groupMembers(groups: GroupIds, keep?: (row: number) => boolean): number[][] {
+  const members: number[][] = Array.from({ length: groups.groups }, () => []);
+  for (let row = 0; row < groups.ids.length; row++) {
+    if (keep === undefined || keep(row)) (members[groups.ids[row] as number] as number[]).push(row);
+  }
+  return members;
+}
+
 /** Python `int(str)` accepts surrounding whitespace, a sign, and `_` between digits. */
 const PY_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
 

@@ -13,7 +13,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
+import { factorizeLabels, groupMembers } from './groupwise.js';
 import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
 
 export interface PasskOptions {
@@ -53,8 +53,7 @@ export function grpoPasskAdvantage(
   checkLabels(index, shape.rows);
   const scores = rowSums(tokenLevelRewards, shape);
   const groups = factorizeLabels(index, shape.rows);
-  const members: number[][] = Array.from({ length: groups.groups }, () => []);
-  for (let b = 0; b < shape.rows; b++) (members[groups.ids[b] as number] as number[]).push(b);
+  const members = groupMembers(groups);
   const perRow = new Float64Array(shape.rows);
   members.forEach((rows, g) => {
     if (rows.length < 2) {

@@ -14,7 +14,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
+import { factorizeLabels, groupMembers } from './groupwise.js';
 import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
 
 export interface OptimalTokenBaselineOptions {
@@ -127,10 +127,7 @@ function validate(
 
 /** Rows of each group (first-appearance order of labels, rows ascending). */
 function groupRows(index: GroupLabels, rows: number, keep: (b: number) => boolean): number[][] {
-  const groups = factorizeLabels(index, rows);
-  const members: number[][] = Array.from({ length: groups.groups }, () => []);
-  for (let b = 0; b < rows; b++) if (keep(b)) (members[groups.ids[b] as number] as number[]).push(b);
-  return members.filter((m) => m.length > 0);
+  return groupMembers(factorizeLabels(index, rows), keep).filter((m) => m.length > 0);
 }
 
 /** The unique longest member and the second-longest length, or null when the longest is tied. */

@@ -7,7 +7,7 @@
 import { checkFiniteScores, grpoScalarAdvantages, type SingletonRule, type StdKind } from './advantage.js';
 import type { GroupLabels } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
+import { factorizeLabels, groupMembers } from './groupwise.js';
 
 export type ConventionPreset = 'verl' | 'trl' | 'openrlhf' | 'nemo-rl' | 'teaching';
 
@@ -103,18 +103,8 @@ export function conventionSpec(preset: ConventionPreset): ConventionSpec {
  * `a_i = (r_i − b_i)/(σ_i + eps)` where σ_i > 0, else `r_i − b_i`; a group of one gets 0.
  */
 function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels, epsilon: number): Float64Array {
-  const groups = factorizeLabels(index, scores.length);
-  const G = groups.groups;
-  const sum = new Float64Array(G);
-  const members: number[][] = Array.from({ length: G }, () => []);
-  for (let i = 0; i < scores.length; i++) {
-    const g = groups.ids[i] as number;
-    sum[g] = (sum[g] as number) + (scores[i] as number);
-    (members[g] as number[]).push(i);
-  }
   const out = new Float64Array(scores.length);
-  for (let g = 0; g < G; g++) {
-    const rows = members[g] as number[];
+  for (const rows of groupMembers(factorizeLabels(index, scores.length))) {
     const n = rows.length;
     if (n < 2) continue; // baseline = own reward -> advantage 0
     const k = n - 1;
