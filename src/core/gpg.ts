@@ -3,10 +3,9 @@
  */
 
 import { type AdvantageReturn, groupMoments } from './advantage.js';
-import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export interface GpgOptions {
   /** Divisor of the centred score (verl `f_norm`, default 1). */
@@ -32,10 +31,7 @@ export function gpgAdvantage(
       details: { field: 'f_norm', value: fNorm },
     });
   }
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkLabels(index, shape.rows);
-  const scores = rowSums(tokenLevelRewards, shape);
-  const groups = factorizeLabels(index, shape.rows);
+  const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
   let nonZero = 0;
   for (const s of scores) if (s !== 0) nonZero++;

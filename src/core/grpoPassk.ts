@@ -4,17 +4,10 @@
  */
 
 import type { AdvantageReturn } from './advantage.js';
-import {
-  checkLabels,
-  type FloatArray,
-  type GroupLabel,
-  type GroupLabels,
-  type MaskArray,
-  type Shape2,
-} from './batch.js';
+import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels, groupMembers } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import { groupMembers } from './groupwise.js';
+import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export interface PasskOptions {
   /** 'unbiased': divide by torch.std(group) + eps (verl's config norm_adv_by_std_in_grpo=true); 'none': don't. */
@@ -49,10 +42,7 @@ export function grpoPasskAdvantage(
       details: { field: 'epsilon', value: epsilon },
     });
   }
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkLabels(index, shape.rows);
-  const scores = rowSums(tokenLevelRewards, shape);
-  const groups = factorizeLabels(index, shape.rows);
+  const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const members = groupMembers(groups);
   const perRow = new Float64Array(shape.rows);
   members.forEach((rows, g) => {

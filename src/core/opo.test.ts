@@ -24,4 +24,11 @@ describe('OPO', () => {
     expect(isLabError(err) && err.code).toBe('EMPTY_MASK');
     expect((err as Error).message).toContain('response_mask');
   });
+
+  it('a mask entry that is not 0/1 is BAD_MASK even where it would make a group look empty', () => {
+    // row 0's mask sums to 0 (1 + -1): read as lengths, the group would be 0/0 (EMPTY_MASK)
+    expect(() =>
+      opoAdvantage(new Float32Array(4), Float32Array.from([1, -1, 0, 0]), ['g', 'g'], { rows: 2, cols: 2 }),
+    ).toThrow(/response_mask: value -1 at row 0, token 1 is not 0 or 1/);
+  });
 });

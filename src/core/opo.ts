@@ -4,17 +4,9 @@
  */
 
 import type { AdvantageReturn } from './advantage.js';
-import {
-  checkLabels,
-  type FloatArray,
-  type GroupLabel,
-  type GroupLabels,
-  type MaskArray,
-  type Shape2,
-} from './batch.js';
+import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
 
 /**
  * verl `compute_opo_outcome_advantage`: length-weighted group baseline
@@ -29,16 +21,13 @@ export function opoAdvantage(
   index: GroupLabels,
   shape: Shape2,
 ): AdvantageReturn {
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkLabels(index, shape.rows);
-  const scores = rowSums(tokenLevelRewards, shape);
-  const groups = factorizeLabels(index, shape.rows);
-  const { rows, cols } = shape;
+  const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
+  const layout = scanMask(responseMask, shape); // validates the 0/1 mask before its lengths are used
+  const { rows } = shape;
   const weighted = new Float64Array(groups.groups);
   const totalLen = new Float64Array(groups.groups);
   for (let b = 0; b < rows; b++) {
-    let len = 0;
-    for (let i = b * cols; i < (b + 1) * cols; i++) len += responseMask[i] as number;
+    const len = layout.validTokens[b] as number;
     const g = groups.ids[b] as number;
     weighted[g] = (weighted[g] as number) + len * (scores[b] as number);
     totalLen[g] = (totalLen[g] as number) + len;
@@ -59,6 +48,6 @@ export function opoAdvantage(
     }
     perRow[b] = (scores[b] as number) - (weighted[g] as number) / (totalLen[g] as number);
   }
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, layout);
   return { advantages, returns: advantages };
 }

@@ -6,18 +6,10 @@
  */
 
 import { type AdvantageReturn, groupMoments } from './advantage.js';
-import {
-  checkLabels,
-  checkMask,
-  type FloatArray,
-  type GroupLabels,
-  type MaskArray,
-  type Shape2,
-} from './batch.js';
+import { checkMask, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels } from './groupwise.js';
 import { whitenValidated } from './masked.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import { broadcastRows, checkBatch, groupedRowScores, rowSums } from './rowScores.js';
 
 /** Zeroes masked positions (+0) of a whitened matrix: verl's final `· response_mask`. */
 function applyMask(x: Float32Array, mask: MaskArray): Float32Array {
@@ -83,10 +75,7 @@ export function reinforcePlusPlusBaselineAdvantage(
   index: GroupLabels,
   shape: Shape2,
 ): AdvantageReturn {
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkLabels(index, shape.rows);
-  const scores = rowSums(tokenLevelRewards, shape);
-  const groups = factorizeLabels(index, shape.rows);
+  const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
   const centred = new Float64Array(shape.rows);
   for (let b = 0; b < shape.rows; b++) {

@@ -6,9 +6,8 @@
  */
 
 import { type AdvantageReturn, groupMoments } from './advantage.js';
-import { checkLabels, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
-import { factorizeLabels } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums } from './rowScores.js';
+import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export type RlooSingleton = 'score' | 'zero';
 
@@ -19,10 +18,7 @@ function rloo(
   shape: Shape2,
   singleton: RlooSingleton,
 ): AdvantageReturn {
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkLabels(index, shape.rows);
-  const scores = rowSums(tokenLevelRewards, shape);
-  const groups = factorizeLabels(index, shape.rows);
+  const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
   const perRow = new Float64Array(shape.rows);
   for (let b = 0; b < shape.rows; b++) {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLabError, type LabErrorCode } from './errors.js';
-import { broadcastRows, rowSums, scanMask } from './rowScores.js';
+import { broadcastRows, groupedRowScores, rowSums, scanMask } from './rowScores.js';
 
 function expectLabError(fn: () => unknown, code: LabErrorCode, text: string): void {
   let err: unknown;
@@ -155,6 +155,30 @@ describe('broadcastRows', () => {
       () => broadcastRows([1, 2], mask, shape, undefined, new Float32Array(7)),
       'SHAPE_MISMATCH',
       'out',
+    );
+  });
+});
+
+describe('groupedRowScores', () => {
+  it('sums every position of each row and numbers groups by first appearance (1 and "1" differ)', () => {
+    const r = Float32Array.from([1, 2, 0, 0.5, 3, 0]);
+    const { scores, groups } = groupedRowScores(r, new Uint8Array(6), [1, '1', 1], { rows: 3, cols: 2 });
+    expect(Array.from(scores)).toEqual([3, 0.5, 3]);
+    expect(Array.from(groups.ids)).toEqual([0, 1, 0]);
+    expect(Array.from(groups.sizes)).toEqual([2, 1]);
+  });
+
+  it('checks labels before rewards: a bad label is reported even when a reward is NaN', () => {
+    const r = Float32Array.from([Number.NaN, 0]);
+    expectLabError(
+      () => groupedRowScores(r, new Uint8Array(2), [0], { rows: 2, cols: 1 }),
+      'SHAPE_MISMATCH',
+      'index: expected 2 group labels',
+    );
+    expectLabError(
+      () => groupedRowScores(r, new Uint8Array(2), [0, 0], { rows: 2, cols: 1 }),
+      'NON_FINITE',
+      'token_level_rewards: value NaN at row 0, token 0',
     );
   });
 });

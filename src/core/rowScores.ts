@@ -2,8 +2,16 @@
  * Entry helpers shared by the outcome-advantage estimators: validate a [B,T] batch once and reduce
  * token rewards to one score per row.
  */
-import { checkLength, checkShape, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkLength,
+  checkShape,
+  type FloatArray,
+  type GroupLabels,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
+import { factorizeLabels, type GroupIds } from './groupwise.js';
 
 /** Throws SHAPE_MISMATCH unless `arr` has B·T entries (names the field and the shape). */
 export function checkMatrix(arr: ArrayLike<unknown>, shape: Shape2, field: string): void {
@@ -112,6 +120,32 @@ function sparseFloat32RowSums(
     }
     out[b] = s;
   }
+}
+
+/** One outcome score per row and the dense groups of the rows: where every group estimator starts. */
+export interface GroupedScores {
+  /** `s_b = Σ_t token_level_rewards[b,t]`, length B (see {@link rowSums}). */
+  scores: Float64Array;
+  /** Dense group ids by exact label equality (see `factorizeLabels`). */
+  groups: GroupIds;
+}
+
+/**
+ * Entry of verl's loop-style group estimators (rloo, opo, gpg, grpo_passk,
+ * reinforce_plus_plus_baseline): validates the [B,T] shape and lengths, then the B labels (BAD_VALUE,
+ * SHAPE_MISMATCH), then sums each row over ALL T positions (`token_level_rewards.sum(dim=-1)`; NON_FINITE
+ * names row and token) and numbers the groups in first-appearance order (Python dict equality: `1` ≠
+ * `"1"`). The mask is only length-checked here; the caller's {@link broadcastRows} validates its 0/1 values.
+ */
+export function groupedRowScores(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  shape: Shape2,
+): GroupedScores {
+  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  const groups = factorizeLabels(index, shape.rows);
+  return { scores: rowSums(tokenLevelRewards, shape), groups };
 }
 
 /** Throws BAD_MASK naming the first mask entry of row `row` that is not 0 or 1. */
