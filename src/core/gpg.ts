@@ -12,6 +12,9 @@ export interface GpgOptions {
   fNorm?: number;
 }
 
+/** verl's default: `f_norm = 1`. */
+export const GPG_DEFAULTS: Readonly<Required<GpgOptions>> = Object.freeze({ fNorm: 1 });
+
 /**
  * verl `compute_gpg_outcome_advantage`: `α = B / max(#{b : s_b ≠ 0}, 1)` over the whole batch (verl
  * overwrites its `alpha` argument with this), `a = α·(s − mean_g)/f_norm`, no std; a group of one has
@@ -25,7 +28,7 @@ export function gpgAdvantage(
   shape: Shape2,
   options: GpgOptions = {},
 ): AdvantageReturn {
-  const fNorm = options.fNorm ?? 1;
+  const { fNorm } = { ...GPG_DEFAULTS, ...options };
   if (!Number.isFinite(fNorm) || fNorm === 0) {
     throw new LabError('BAD_ARGUMENT', `f_norm: expected a finite non-zero number, got ${fNorm}`, {
       details: { field: 'f_norm', value: fNorm },

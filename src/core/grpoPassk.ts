@@ -12,8 +12,15 @@ import { broadcastRows, groupedRowScores } from './rowScores.js';
 export interface PasskOptions {
   /** 'unbiased': divide by torch.std(group) + eps (verl's config norm_adv_by_std_in_grpo=true); 'none': don't. */
   std?: 'unbiased' | 'none';
+  /** Added to the group std (verl 1e-6). */
   epsilon?: number;
 }
+
+/** verl's defaults: std-normalised (`norm_adv_by_std_in_grpo=true`), epsilon 1e-6. */
+export const PASSK_DEFAULTS: Readonly<Required<PasskOptions>> = Object.freeze({
+  std: 'unbiased',
+  epsilon: 1e-6,
+});
 
 /**
  * verl `compute_grpo_passk_outcome_advantage`: per group (≥ 2 members required), with the top two
@@ -30,8 +37,7 @@ export function grpoPasskAdvantage(
   shape: Shape2,
   options: PasskOptions = {},
 ): AdvantageReturn {
-  const std = options.std ?? 'unbiased';
-  const epsilon = options.epsilon ?? 1e-6;
+  const { std, epsilon } = { ...PASSK_DEFAULTS, ...options };
   if (std !== 'unbiased' && std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_passk supports 'unbiased' or 'none', got '${std}'`, {
       details: { field: 'std', value: std },

@@ -73,6 +73,13 @@ describe('masked helpers (verl torch_functional), hand-computed on valid values 
     expect(codeOf(() => maskedSum(x, m.subarray(1), shape))).toMatch(/^SHAPE_MISMATCH: mask/);
   });
 
+  it('an unknown correction or mean choice is UNKNOWN_MODE, not a silent default', () => {
+    const bad = { correction: 'sample' } as unknown as Parameters<typeof maskedVar>[3];
+    expect(codeOf(() => maskedVar(x, m, shape, bad))).toMatch(/^UNKNOWN_MODE: correction: .* got 'sample'/);
+    const shift = { mean: 'center' } as unknown as Parameters<typeof maskedWhiten>[3];
+    expect(codeOf(() => maskedWhiten(x, m, shape, shift))).toMatch(/^UNKNOWN_MODE: mean: .* got 'center'/);
+  });
+
   it('property: whitened valid values have mean ~0 and unbiased variance ~1', () => {
     fc.assert(
       fc.property(

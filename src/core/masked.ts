@@ -36,6 +36,17 @@ export function checkMasked(
   checkFiniteWhereMasked(values, mask, shape.cols, field);
 }
 
+/** UNKNOWN_MODE unless `value` is one of `choices` (options typed as unions can still arrive from JS). */
+function checkChoice(value: string, choices: readonly string[], field: string): void {
+  if (!choices.includes(value)) {
+    throw new LabError(
+      'UNKNOWN_MODE',
+      `${field}: expected ${choices.map((c) => `'${c}'`).join(' or ')}, got '${value}'`,
+      { details: { field, value } },
+    );
+  }
+}
+
 function sums(values: ArrayLike<number>, mask: MaskArray): { s: number; n: number } {
   let s = 0;
   let n = 0;
@@ -111,6 +122,8 @@ export interface MaskedVarOptions {
   correction?: 'unbiased' | 'biased';
 }
 
+const MASKED_VAR_DEFAULTS: Readonly<Required<MaskedVarOptions>> = Object.freeze({ correction: 'unbiased' });
+
 function varianceOf(
   values: ArrayLike<number>,
   mask: MaskArray,
@@ -152,13 +165,17 @@ export function maskedVar(
   field = 'values',
 ): number {
   checkMasked(values, mask, shape, field);
-  return varianceOf(values, mask, options.correction ?? 'unbiased', field).variance;
+  const { correction } = { ...MASKED_VAR_DEFAULTS, ...options };
+  checkChoice(correction, ['unbiased', 'biased'], 'correction');
+  return varianceOf(values, mask, correction, field).variance;
 }
 
 export interface MaskedWhitenOptions {
   /** `subtract` (verl shift_mean=True, default) or `keep` (shift_mean=False: the mean is added back). */
   mean?: 'subtract' | 'keep';
 }
+
+const MASKED_WHITEN_DEFAULTS: Readonly<Required<MaskedWhitenOptions>> = Object.freeze({ mean: 'subtract' });
 
 /**
  * verl `masked_whiten(values, mask, shift_mean=True)`: `(x − mean)·rsqrt(var + 1e-8)` with the masked
@@ -173,6 +190,8 @@ export function maskedWhiten(
   options: MaskedWhitenOptions = {},
   field = 'values',
 ): Float32Array {
+  const { mean: shift } = { ...MASKED_WHITEN_DEFAULTS, ...options };
+  checkChoice(shift, ['subtract', 'keep'], 'mean');
   checkMasked(values, mask, shape, field);
   for (let i = 0; i < values.length; i++) {
     const v = values[i] as number;
@@ -186,7 +205,7 @@ export function maskedWhiten(
     }
   }
   const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
-  return whitenWith(values, mean, variance, options.mean ?? 'subtract');
+  return whitenWith(values, mean, variance, shift);
 }
 
 /** `(x − mean)/sqrt(var + 1e-8)` (+ mean with 'keep') into a new Float32Array; no validation. */

@@ -29,6 +29,16 @@ export interface OptimalTokenBaselineOptions {
   epsilon?: number;
 }
 
+/** verl's defaults of the plain estimator: no IS weights, tail kept, eps 1e-8. */
+export const OPTIMAL_TOKEN_BASELINE_DEFAULTS: Readonly<
+  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>>
+> = Object.freeze({ zeroTail: 'keep', epsilon: 1e-8 });
+
+/** verl's defaults of the multi-turn (TIR) estimator: as the plain one, but the tail is zeroed. */
+export const MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS: Readonly<
+  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>>
+> = Object.freeze({ zeroTail: 'zero', epsilon: 1e-8 });
+
 export interface OptimalTokenBaselineResult {
   /** (G − B)·m, +0 under a 0 mask. */
   advantages: Float32Array;
@@ -98,15 +108,14 @@ function validate(
   oldLogProbs: FloatArray,
   sumPiSquared: FloatArray,
   shape: Shape2,
-  o: OptimalTokenBaselineOptions,
-): Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> {
-  const epsilon = o.epsilon ?? 1e-8;
+  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> & OptimalTokenBaselineOptions,
+): void {
+  const { epsilon, zeroTail } = o;
   if (!Number.isFinite(epsilon) || epsilon < 0) {
     throw new LabError('BAD_ARGUMENT', `epsilon: expected a finite number >= 0, got ${epsilon}`, {
       details: { field: 'epsilon', value: epsilon },
     });
   }
-  const zeroTail = o.zeroTail ?? 'keep';
   if (zeroTail !== 'zero' && zeroTail !== 'keep') {
     throw new LabError('UNKNOWN_MODE', `zeroTail: expected 'zero' or 'keep', got '${zeroTail}'`, {
       details: { field: 'zeroTail', value: zeroTail },
@@ -122,7 +131,6 @@ function validate(
   rowSums(sumPiSquared, shape, 'sum_pi_squared');
   if (o.rolloutIsWeights) rowSums(o.rolloutIsWeights, shape, 'rollout_is_weights');
   checkMask(responseMask, shape.cols);
-  return { epsilon, zeroTail };
 }
 
 /** Rows of each group (first-appearance order of labels, rows ascending). */
@@ -165,15 +173,9 @@ export function optimalTokenBaselineAdvantage(
   shape: Shape2,
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
-  const { epsilon, zeroTail } = validate(
-    tokenLevelRewards,
-    responseMask,
-    index,
-    oldLogProbs,
-    sumPiSquared,
-    shape,
-    options,
-  );
+  const o = { ...OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
+  validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
+  const { epsilon, zeroTail } = o;
   const { rows, cols } = shape;
   const { G, W } = pathInputs(
     tokenLevelRewards,
@@ -227,15 +229,9 @@ export function multiTurnOptimalTokenBaselineAdvantage(
   shape: Shape2,
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
-  const { epsilon, zeroTail } = validate(
-    tokenLevelRewards,
-    responseMask,
-    index,
-    oldLogProbs,
-    sumPiSquared,
-    shape,
-    { zeroTail: 'zero', ...options },
-  );
+  const o = { ...MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
+  validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
+  const { epsilon, zeroTail } = o;
   const { rows, cols } = shape;
   const { G, W } = pathInputs(
     tokenLevelRewards,

@@ -22,6 +22,10 @@ export interface ReinforcePlusPlusOptions {
   gamma?: number;
 }
 
+export const REINFORCE_PLUS_PLUS_DEFAULTS: Readonly<Required<ReinforcePlusPlusOptions>> = Object.freeze({
+  gamma: 1,
+});
+
 /**
  * verl `compute_reinforce_plus_plus_outcome_advantage`: discounted reward-to-go with a reset at masked
  * positions, going backwards `G_t = r_t + γ·carry`, `returns[t] = G_t`, then `carry = G_t·m_t` (a 0-mask
@@ -37,7 +41,7 @@ export function reinforcePlusPlusAdvantage(
   shape: Shape2,
   options: ReinforcePlusPlusOptions = {},
 ): AdvantageReturn {
-  const gamma = options.gamma ?? 1;
+  const { gamma } = { ...REINFORCE_PLUS_PLUS_DEFAULTS, ...options };
   if (!Number.isFinite(gamma)) {
     throw new LabError('BAD_ARGUMENT', `gamma: expected a finite number, got ${gamma}`, {
       details: { field: 'gamma', value: gamma },
