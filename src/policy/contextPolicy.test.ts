@@ -33,8 +33,11 @@ describe('ContextPolicy', () => {
           expect(s).toBeCloseTo(1, 12);
         }
         const logs = p.logProbabilities();
-        for (let i = 0; i < logs.length; i++)
+        for (let i = 0; i < logs.length; i++) {
           expect(Math.exp(logs[i] as number)).toBeCloseTo(probs[i] as number, 12);
+          // one log-sum-exp for both: the single lookup is the table entry to the bit
+          expect(p.logProb(Math.floor(i / p.vocab), i % p.vocab)).toBe(logs[i]);
+        }
       }),
       { numRuns: 50 },
     );

@@ -10,6 +10,7 @@
  */
 import { LabError } from '../core/errors.js';
 import type { Rng } from '../random.js';
+import { logSumExpRow, softmaxRow } from './softmax.js';
 
 export interface ContextPolicyInit {
   /** Initial logit per vocabulary token, shared by every context (default all 0 = uniform). */
@@ -56,18 +57,7 @@ export class ContextPolicy {
    */
   probabilities(out: Float64Array = new Float64Array(this.logits.length)): Float64Array {
     const V = this.vocab;
-    for (let c = 0; c < this.contexts; c++) {
-      const o = c * V;
-      let max = Number.NEGATIVE_INFINITY;
-      for (let v = 0; v < V; v++) max = Math.max(max, this.logits[o + v] as number);
-      let sum = 0;
-      for (let v = 0; v < V; v++) {
-        const e = Math.exp((this.logits[o + v] as number) - max);
-        out[o + v] = e;
-        sum += e;
-      }
-      for (let v = 0; v < V; v++) out[o + v] = (out[o + v] as number) / sum;
-    }
+    for (let c = 0; c < this.contexts; c++) softmaxRow(this.logits, c * V, V, out, c * V);
     return out;
   }
 
@@ -79,26 +69,17 @@ export class ContextPolicy {
     const V = this.vocab;
     for (let c = 0; c < this.contexts; c++) {
       const o = c * V;
-      let max = Number.NEGATIVE_INFINITY;
-      for (let v = 0; v < V; v++) max = Math.max(max, this.logits[o + v] as number);
-      let sum = 0;
-      for (let v = 0; v < V; v++) sum += Math.exp((this.logits[o + v] as number) - max);
-      const lse = max + Math.log(sum);
+      const lse = logSumExpRow(this.logits, o, V);
       for (let v = 0; v < V; v++) out[o + v] = (this.logits[o + v] as number) - lse;
     }
     return out;
   }
 
-  /** `log pi(token | context)`, computed with log-sum-exp. */
+  /** `log pi(token | context) = z[c,token] − logsumexp_u z[c,u]`, equal to its {@link logProbabilities} entry. */
   logProb(context: number, token: number): number {
     this.checkIndex(context, token);
-    const V = this.vocab;
-    const o = context * V;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let v = 0; v < V; v++) max = Math.max(max, this.logits[o + v] as number);
-    let sum = 0;
-    for (let v = 0; v < V; v++) sum += Math.exp((this.logits[o + v] as number) - max);
-    return (this.logits[o + token] as number) - max - Math.log(sum);
+    const o = context * this.vocab;
+    return (this.logits[o + token] as number) - logSumExpRow(this.logits, o, this.vocab);
   }
 
   /** Draws a token for `context` from a probability table made by {@link probabilities}. */

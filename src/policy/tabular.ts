@@ -20,6 +20,7 @@ import {
   type TaskKind,
 } from '../envs/toolArithmetic.js';
 import type { Rng } from '../random.js';
+import { softmaxRow } from './softmax.js';
 
 /** 2 * 3 * 4 = 24. */
 export const NUM_LOGITS = NUM_KINDS * NUM_STAGES * NUM_ACTIONS;
@@ -65,22 +66,12 @@ export function actionProbs(
   stage: Stage,
   out: Float64Array = new Float64Array(NUM_ACTIONS),
 ): Float64Array {
-  const o = rowOffset(kind, stage);
-  let max = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < NUM_ACTIONS; j++) max = Math.max(max, logits[o + j] as number);
-  let total = 0;
-  for (let j = 0; j < NUM_ACTIONS; j++) {
-    const e = Math.exp((logits[o + j] as number) - max);
-    out[j] = e;
-    total += e;
-  }
-  for (let j = 0; j < NUM_ACTIONS; j++) out[j] = (out[j] as number) / total;
-  return out;
+  return softmaxRow(logits, rowOffset(kind, stage), NUM_ACTIONS, out);
 }
 
 /**
  * log pi(action | kind, stage) = z_a - logsumexp(z), with logsumexp = max + log1p(sum of the other
- * exp(z_j - max)): log1p keeps full precision for a near-deterministic row (log-probs like -3e-13),
+ * exp(z_j - max)) rather than softmax.ts's `logSumExpRow` (max + log(sum)): log1p keeps full precision for a near-deterministic row (log-probs like -3e-13),
  * which matters when log-probs are differenced into probability ratios.
  */
 export function logProb(logits: ArrayLike<number>, kind: TaskKind, stage: Stage, action: Action): number {
