@@ -4,6 +4,7 @@
  * random number from streams derived from the seed.
  */
 import type { z } from 'zod';
+import type { Summary } from '../core/stats.js';
 
 /** One `--set key=value` option: its zod schema (which also coerces), default and meaning. */
 export interface OptionSpec {
@@ -52,15 +53,8 @@ export interface PlotHint {
   yFields?: string[];
 }
 
-/** Summary statistics across seeds for one metric. */
-export interface MetricSummary {
-  mean: number;
-  std: number;
-  min: number;
-  max: number;
-  ci95: [number, number];
-  n: number;
-}
+/** Summary statistics across seeds for one metric: core's `summarize` output (mean, sample std, min, max, t-based ci95, n). */
+export type MetricSummary = Summary;
 
 export interface MultiSeedRecord {
   experiment: string;
