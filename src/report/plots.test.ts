@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import type { PlotSpec } from './plotData.js';
-import { legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
+import { categoryOrder, legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
 
 function spec(over: Partial<PlotSpec>): PlotSpec {
   return {
@@ -82,6 +82,40 @@ describe('renderPlotSvg', () => {
     ]);
     const { group } = parse(await renderPlotSvg(spec({ kind: 'bar', points })));
     expect(group('bar')?.querySelectorAll('rect').length).toBe(6);
+  });
+
+  it('keeps grouped-bar categories in table order and bars in legend order (no string sort)', async () => {
+    // '16+' sorts before '2' as a string; the table order is 0, 1, 2, 16+.
+    const order = ['0', '1', '2', '16+'];
+    const points = order.flatMap((x, i) => [
+      { x, y: i + 1, series: 'zeta' },
+      { x, y: 10, series: 'alpha' },
+    ]);
+    const svg = await renderPlotSvg(spec({ kind: 'bar', series: ['zeta', 'alpha'], points }));
+    const { document, group } = parse(svg);
+    const labels = [...document.querySelectorAll('g[aria-label="fx-axis tick label"] text')];
+    expect(labels.map((t) => t.textContent)).toEqual(order);
+    const shift = (g: { getAttribute(name: string): string | null }) =>
+      Number(/translate\(([\d.]+)/.exec(g.getAttribute('transform') ?? '')?.[1]);
+    const facets = [...(group('bar')?.children ?? [])].sort((a, b) => shift(a) - shift(b));
+    expect(facets.length).toBe(4);
+    // Left to right, zeta's bar (first legend colour) grows 1, 2, 3, 4 and sits left of alpha's.
+    const heights = facets.map((f) => {
+      const [first, second] = [...f.querySelectorAll('rect')].sort(
+        (a, b) => Number(a.getAttribute('x')) - Number(b.getAttribute('x')),
+      );
+      expect(first?.getAttribute('fill')).toBe(PALETTE[0]);
+      expect(second?.getAttribute('fill')).toBe(PALETTE[1]);
+      return Number(first?.getAttribute('height'));
+    });
+    for (let i = 1; i < heights.length; i++) expect(heights[i]).toBeGreaterThan(heights[i - 1] as number);
+  });
+});
+
+describe('categoryOrder', () => {
+  it('sorts numbers ascending and keeps strings in first-appearance order', () => {
+    expect(categoryOrder([3, 0, 12, 3, 1])).toEqual([0, 1, 3, 12]);
+    expect(categoryOrder(['0', '1', '2', '4-7', '16+', '2'])).toEqual(['0', '1', '2', '4-7', '16+']);
   });
 });
 

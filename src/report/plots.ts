@@ -172,6 +172,15 @@ function legendMarks(Plot: typeof PlotModule, items: LegendItem[]): PlotModule.M
   });
 }
 
+/**
+ * The order of categorical x values: ascending when every value is a number (lags), else the order
+ * of first appearance (the table's row order: '0', '1', '2-3', '4-7', '16+'), never a string sort.
+ */
+export function categoryOrder(xs: readonly (number | string)[]): (number | string)[] {
+  const unique = [...new Set(xs)];
+  return unique.every((x) => typeof x === 'number') ? (unique as number[]).sort((a, b) => a - b) : unique;
+}
+
 /** Renders one plot as a standalone SVG document string (with xmlns), width x (height + legend rows). */
 export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptions> = {}): Promise<string> {
   const o = { ...DEFAULTS, ...options };
@@ -179,7 +188,7 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
   const legend = legendLayout(spec.series, o.width - MARGIN_LEFT - 20);
   const marginBottom = MARGIN_BOTTOM_AXIS + legend.rows * LEGEND_ROW + 12;
   const categoricalX = spec.kind === 'bar' || spec.points.some((p) => typeof p.x === 'string');
-  const xValues = [...new Set(spec.points.map((p) => p.x))];
+  const xValues = categoryOrder(spec.points.map((p) => p.x));
   // A band x axis labels every value; keep about 12 labels.
   const step = Math.max(1, Math.ceil(xValues.length / 12));
   const xTicks = categoricalX ? xValues.filter((_, i) => i % step === 0) : undefined;
@@ -193,11 +202,25 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
     marginBottom,
     style: { background: 'white', color: '#222' },
     color: { domain: spec.series, range: spec.series.map((_, i) => PALETTE[i % PALETTE.length] as string) },
+    // Plot sorts a band domain; pin it so categories keep the table's order ('16+' after '8-15')
+    // and the bars of a group keep the legend's order.
     x: grouped
-      ? { axis: null }
-      : { label: spec.xLabel, labelOffset: X_LABEL_OFFSET, ...(xTicks ? { ticks: xTicks } : {}) },
+      ? { axis: null, domain: spec.series }
+      : {
+          label: spec.xLabel,
+          labelOffset: X_LABEL_OFFSET,
+          ...(xTicks ? { ticks: xTicks } : {}),
+          ...(categoricalX ? { domain: xValues } : {}),
+        },
     ...(grouped
-      ? { fx: { label: spec.xLabel, labelOffset: X_LABEL_OFFSET, ...(xTicks ? { ticks: xTicks } : {}) } }
+      ? {
+          fx: {
+            label: spec.xLabel,
+            labelOffset: X_LABEL_OFFSET,
+            domain: xValues,
+            ...(xTicks ? { ticks: xTicks } : {}),
+          },
+        }
       : {}),
     y: { label: spec.yLabel, grid: true },
     marks: [...dataMarks(Plot, spec), ...legendMarks(Plot, legend.items)],
