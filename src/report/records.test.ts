@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../experiments/types.js';
-import { readRecord, runDirName, toJson, writeRecord } from './records.js';
+import { readRecord, runDirName, toJson, writeFileAtomic, writeRecord } from './records.js';
 
 const record: RunRecord = {
   experiment: 'demo',
@@ -30,6 +30,13 @@ describe('run records', () => {
       seed: 7,
       metrics: { eval_success_after: 0.9, weird: 'NaN' },
     });
+  });
+
+  it('removes its temp file when the rename fails (target is a directory)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-atomic-'));
+    await mkdir(join(dir, 'report.html'));
+    await expect(writeFileAtomic(join(dir, 'report.html'), '<html></html>')).rejects.toThrow();
+    expect(await readdir(dir)).toEqual(['report.html']);
   });
 
   it('names multi-seed directories by their seed range', () => {

@@ -2,7 +2,7 @@
  * RunRecords on disk: `runs/<experiment>__<seed>__<timestamp>/record.json`, written to a temporary
  * file in the same directory and renamed, so an interrupted run never leaves a half-written record.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
@@ -12,11 +12,19 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v), 2);
 }
 
-/** Writes `data` to `path` atomically (temp file + rename in the same directory). */
+/**
+ * Writes `data` to `path` atomically (temp file + rename in the same directory). When the write or
+ * the rename fails (disk full, `path` is a directory) the temp file is removed before rethrowing.
+ */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  await writeFile(tmp, data);
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
 }
 
 export function runDirName(experiment: string, seedLabel: string, now: Date): string {
