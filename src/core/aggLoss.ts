@@ -279,10 +279,15 @@ function aggSlow(
   return s;
 }
 
+/** Tokens per call of {@link aggRows}. */
+const TOKENS_PER_CALL = 16384;
+
 /**
  * Row sums of `x·m` for all modes in one pass (float64 accumulation); NaN propagates through the
  * plain product exactly as in verl's seq-mean modes, and a non-finite total sends the caller to the
- * slow path.
+ * slow path. The batch is cut into calls of about {@link TOKENS_PER_CALL} tokens so that V8
+ * optimises {@link aggRows} as a whole; a single long call runs through on-stack replacement,
+ * whose code deoptimises at the loop exit on every call.
  */
 function aggSums(
   lossMat: FloatArray,
@@ -290,13 +295,37 @@ function aggSums(
   rows: number,
   cols: number,
 ): { sums: AggSums; badMask: number } {
+  const acc = new Float64Array(6);
+  const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
+  for (let b = 0; b < rows; b += step) aggRows(lossMat, lossMask, b, Math.min(rows, b + step), cols, acc);
+  return {
+    sums: {
+      sumAll: acc[0] as number,
+      sumValidRows: acc[1] as number,
+      sumRowMeans: acc[2] as number,
+      validTokens: acc[3] as number,
+      validRows: acc[4] as number,
+    },
+    badMask: acc[5] as number,
+  };
+}
+
+/** Rows `[b0, b1)` of {@link aggSums}, added into `acc` (sumAll, sumValidRows, sumRowMeans, tokens, rows, bad). */
+function aggRows(
+  lossMat: FloatArray,
+  lossMask: MaskArray,
+  b0: number,
+  b1: number,
+  cols: number,
+  acc: Float64Array,
+): void {
   let sumAll = 0;
   let sumValidRows = 0;
   let sumRowMeans = 0;
   let validTokens = 0;
   let validRows = 0;
   let bad = 0;
-  for (let b = 0; b < rows; b++) {
+  for (let b = b0; b < b1; b++) {
     // Four independent partial sums: the loop is bound by the latency of the running additions,
     // not by memory, so splitting the chains is what brings it near the copy floor.
     let s0 = 0;
@@ -338,7 +367,12 @@ function aggSums(
       sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
     }
   }
-  return { sums: { sumAll, sumValidRows, sumRowMeans, validTokens, validRows }, badMask: bad };
+  acc[0] = (acc[0] as number) + sumAll;
+  acc[1] = (acc[1] as number) + sumValidRows;
+  acc[2] = (acc[2] as number) + sumRowMeans;
+  acc[3] = (acc[3] as number) + validTokens;
+  acc[4] = (acc[4] as number) + validRows;
+  acc[5] = (acc[5] as number) + bad;
 }
 
 /**

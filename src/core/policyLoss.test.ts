@@ -175,6 +175,31 @@ describe('policyLossVanilla: bad input', () => {
       'row 1, token 1',
     );
   });
+  it('non-finite padding: ignored by token-mean and in fully masked rows, NON_FINITE where verl multiplies it in', () => {
+    const sh = { rows: 2, cols: 2 };
+    const o = Float32Array.of(-1, -1, -1, -1);
+    const l = Float32Array.of(-1, -1, -1, -1);
+    const a = Float32Array.of(1, Number.POSITIVE_INFINITY, Number.NaN, Number.NaN);
+    const m = Uint8Array.of(1, 0, 0, 0); // row 1 fully masked
+    expect(policyLossVanilla(o, l, a, m, sh).loss).toBeCloseTo(-1, 12);
+    expect(policyLossVanilla(o, l, a, m, sh).perTokenLoss[1]).toBe(0);
+    // seq-mean: row 0 counts, so its padded Inf advantage gives Inf·0 = NaN in verl
+    expectLabError(
+      () => policyLossVanilla(o, l, a, m, sh, { lossAggMode: 'seq-mean-token-mean' }),
+      'NON_FINITE',
+      'row 0, token 1',
+    );
+    const a2 = Float32Array.of(1, 0, Number.NaN, Number.NaN);
+    expect(policyLossVanilla(o, l, a2, m, sh, { lossAggMode: 'seq-mean-token-mean' }).loss).toBeCloseTo(
+      -1,
+      7,
+    );
+    expectLabError(
+      () => policyLossVanilla(o, l, a2, m, sh, { lossAggMode: 'seq-mean-token-sum-norm' }),
+      'NON_FINITE',
+      'row 1, token 0',
+    );
+  });
   it('masks that are not 0/1 are BAD_MASK; shape mismatches are SHAPE_MISMATCH naming the field', () => {
     expectLabError(
       () => policyLossVanilla(old, lp, adv, Float32Array.of(1, 2, 1, 0), shape),
@@ -329,7 +354,7 @@ describe('policyLossVanilla equals a literal transcription of verl (property)', 
             const q = Math.max(p1, p2);
             const p3 = -a * c;
             const loss = a < 0 ? Math.min(p3, q) : q;
-            expect(r.perTokenLoss[i]).toBeCloseTo(Math.fround(loss), 5);
+            expect(r.perTokenLoss[i]).toBeCloseTo(mask[i] === 0 ? 0 : Math.fround(loss), 5);
             if (mask[i] === 0) continue;
             sum += loss;
             cnt++;

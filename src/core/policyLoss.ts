@@ -15,7 +15,7 @@
  * The kernel makes one pass over the batch: the per-token loss, the metrics and the row sums of
  * every aggregation mode are accumulated together (float64), and the inputs are checked for
  * non-finite values through a running sum that a single non-finite entry turns into NaN; only
- * then a slow path names the offending field and position.
+ * then a slow path names the offending field and position. Padding tokens cost no exp.
  */
 import {
   type AggOptions,
@@ -83,8 +83,8 @@ export interface PolicyLossResult {
   /** verl's `pg_loss`. */
   loss: number;
   /**
-   * The per-token loss before aggregation `[B,T]` (IS weights applied). At masked positions it is
-   * what verl computes from the padding values there (not forced to 0); aggregation ignores it.
+   * The per-token loss before aggregation `[B,T]` (IS weights applied); 0 at mask-0 positions
+   * (verl computes a value there from the padding, which aggregation then ignores).
    */
   perTokenLoss: Float32Array;
   metrics: PolicyLossMetrics;
@@ -181,11 +181,21 @@ interface VanillaAcc {
   kl: number;
   clip: number;
   lower: number;
-  /** 0 when every input and every mask entry was valid; NaN or > 0 otherwise. */
+  /** 0 when every input and every mask entry was valid; NaN or non-zero otherwise. */
   check: number;
 }
 
-/** The fused pass. Writes `out`; returns the accumulators. */
+/** Tokens per call of {@link vanillaRows} (see there). */
+const TOKENS_PER_CALL = 16384;
+
+/**
+ * The fused pass. Writes `out` (0 at mask-0 positions) and returns the accumulators.
+ *
+ * Padding costs no exp: a mask-0 token only has its inputs checked for finiteness (`x − x` is NaN
+ * exactly when x is not finite), which is all verl's result can depend on there (token-mean
+ * ignores padding; the other modes turn a non-finite padded loss into NaN, see {@link vanillaSlow}).
+ * A valid token adds `m − 1` to the check, which is non-zero for any mask value other than 0 or 1.
+ */
 function vanillaPass(
   old: FloatArray,
   lp: FloatArray,
@@ -199,14 +209,67 @@ function vanillaPass(
 ): VanillaAcc {
   const lo = 1 - p.low;
   const hi = 1 + p.high;
-  const c = p.c;
-  const L = p.clamp;
   // The clip decisions are taken on ℓ against log bounds, so exp is only evaluated where the
   // surrogate is live (clipped tokens take the bound itself). exp is monotone, so the regions are
   // verl's up to rounding at the exact boundary (where both sides give the same loss value).
-  const logLo = lo > 0 ? Math.log(lo) : Number.NEGATIVE_INFINITY;
-  const logHi = Math.log(hi);
-  const logC = Math.log(c);
+  const bounds = Float64Array.of(
+    lo,
+    hi,
+    p.c,
+    p.clamp,
+    lo > 0 ? Math.log(lo) : Number.NEGATIVE_INFINITY,
+    Math.log(hi),
+    Math.log(p.c),
+  );
+  const acc = new Float64Array(ACC_SLOTS);
+  const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
+  for (let b = 0; b < rows; b += step) {
+    vanillaRows(old, lp, adv, mask, w, b, Math.min(rows, b + step), cols, bounds, out, acc);
+  }
+  return {
+    sums: {
+      sumAll: acc[0] as number,
+      sumValidRows: acc[1] as number,
+      sumRowMeans: acc[2] as number,
+      validTokens: acc[3] as number,
+      validRows: acc[4] as number,
+    },
+    kl: acc[5] as number,
+    clip: acc[6] as number,
+    lower: acc[7] as number,
+    check: acc[8] as number,
+  };
+}
+
+/** Accumulators of {@link vanillaRows}: sumAll, sumValidRows, sumRowMeans, tokens, rows, kl, clip, lower, check. */
+const ACC_SLOTS = 9;
+
+/**
+ * Rows `[b0, b1)` of the fused pass, adding into `acc`. The batch is cut into calls of about
+ * {@link TOKENS_PER_CALL} tokens so that V8 optimises this function as a whole after a few calls;
+ * one call per batch would run through on-stack replacement, whose code deoptimises at the loop
+ * exit on every call.
+ */
+function vanillaRows(
+  old: FloatArray,
+  lp: FloatArray,
+  adv: FloatArray,
+  mask: MaskArray,
+  w: FloatArray | null,
+  b0: number,
+  b1: number,
+  cols: number,
+  bounds: Float64Array,
+  out: Float32Array,
+  acc: Float64Array,
+): void {
+  const lo = bounds[0] as number;
+  const hi = bounds[1] as number;
+  const c = bounds[2] as number;
+  const L = bounds[3] as number;
+  const logLo = bounds[4] as number;
+  const logHi = bounds[5] as number;
+  const logC = bounds[6] as number;
   let sumAll = 0;
   let sumValidRows = 0;
   let sumRowMeans = 0;
@@ -216,7 +279,7 @@ function vanillaPass(
   let clip = 0;
   let lower = 0;
   let check = 0;
-  for (let b = 0; b < rows; b++) {
+  for (let b = b0; b < b1; b++) {
     const start = b * cols;
     const end = start + cols;
     let sum = 0;
@@ -225,6 +288,11 @@ function vanillaPass(
       const m = mask[i] as number;
       const a = adv[i] as number;
       const d = (lp[i] as number) - (old[i] as number);
+      if (m === 0) {
+        out[i] = 0;
+        check += d - d + (a - a);
+        continue;
+      }
       const l = Math.min(Math.max(d, -L), L);
       // verl: q = max(−A·r, −A·clamp(r, lo, hi)) = −A·min(r, hi) for A ≥ 0 and −A·max(r, lo) for
       // A < 0, where the dual clip then caps the ratio at c: −A·min(max(r, lo), c). (Multiplying
@@ -234,14 +302,17 @@ function vanillaPass(
       if (a < 0) {
         if (l < logLo) {
           ratio = lo;
-          clip += m;
+          clip++;
         } else if (l > logC) {
           ratio = c;
-          lower += m;
+          lower++;
         } else live = true;
+      } else if (a === 0) {
+        // zero advantage (all-equal GRPO groups): the loss is −0·r = −0 for any r; no exp
+        ratio = 1;
       } else if (l > logHi) {
         ratio = hi;
-        clip += a > 0 ? m : 0;
+        clip++;
       } else live = true;
       if (live) ratio = Math.exp(l);
       let loss = -a * ratio;
@@ -251,10 +322,10 @@ function vanillaPass(
         check += wi - wi;
       }
       out[i] = loss;
-      sum += loss * m;
-      n += m;
-      kl -= l * m;
-      check += d - d + (a - a) + Math.abs(m * m - m);
+      sum += loss;
+      n++;
+      kl -= l;
+      check += d - d + (a - a) + (m - 1);
     }
     sumAll += sum;
     validTokens += n;
@@ -264,78 +335,67 @@ function vanillaPass(
       sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
     }
   }
-  return { sums: { sumAll, sumValidRows, sumRowMeans, validTokens, validRows }, kl, clip, lower, check };
+  acc[0] = (acc[0] as number) + sumAll;
+  acc[1] = (acc[1] as number) + sumValidRows;
+  acc[2] = (acc[2] as number) + sumRowMeans;
+  acc[3] = (acc[3] as number) + validTokens;
+  acc[4] = (acc[4] as number) + validRows;
+  acc[5] = (acc[5] as number) + kl;
+  acc[6] = (acc[6] as number) + clip;
+  acc[7] = (acc[7] as number) + lower;
+  acc[8] = (acc[8] as number) + check;
 }
 
 /**
- * Exact aggregation when some value is non-finite (slow path): inputs under mask 1 are errors;
- * the rest follows verl (token-mean ignores masked positions, the other modes propagate NaN from
- * masked positions of valid rows, which the lab reports as NON_FINITE).
+ * Slow path, taken only when the fast pass met a non-finite value or a mask entry other than 0/1:
+ * names a bad mask entry or a non-finite input under mask 1; otherwise the non-finite values sit in
+ * padding, where verl's token-mean ignores them (the fast result stands) and its other modes
+ * multiply `loss·m`, so a non-finite padded loss in a row that counts makes verl's loss NaN: the lab
+ * raises NON_FINITE there.
  */
-function slowSums(
-  perToken: Float32Array,
-  mask: MaskArray,
-  rows: number,
-  cols: number,
-  mode: LossAggMode,
-): AggSums {
-  const s: AggSums = { sumAll: 0, sumValidRows: 0, sumRowMeans: 0, validTokens: 0, validRows: 0 };
-  for (let b = 0; b < rows; b++) {
-    const base = b * cols;
-    let sum = 0;
-    let n = 0;
-    for (let t = 0; t < cols; t++) {
-      const m = mask[base + t] as number;
-      const v = perToken[base + t] as number;
-      n += m;
-      if (m !== 0) sum += v;
-    }
-    if (mode !== 'token-mean' && (n > 0 || mode === 'seq-mean-token-sum-norm')) {
-      for (let t = 0; t < cols; t++) {
-        const v = perToken[base + t] as number;
-        if (Number.isNaN(v)) {
-          throw new LabError(
-            'NON_FINITE',
-            `log_prob/old_log_prob/advantages: the per-token loss at row ${b}, token ${t} (mask 0) is NaN, which makes the ${mode} loss NaN in verl (it multiplies loss by mask; only token-mean ignores masked values)`,
-            { details: { field: 'log_prob', row: b, token: t, mode } },
-          );
-        }
-      }
-    }
-    s.sumAll += sum;
-    s.validTokens += n;
-    if (n > 0) {
-      s.validRows++;
-      s.sumValidRows += sum;
-      s.sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
-    }
-  }
-  return s;
-}
-
-function maskedMetricSums(
+function vanillaSlow(
   old: FloatArray,
   lp: FloatArray,
   adv: FloatArray,
   mask: MaskArray,
+  w: FloatArray | null,
+  rows: number,
+  cols: number,
   p: ClipParams,
-): { kl: number; clip: number; lower: number } {
-  let kl = 0;
-  let clip = 0;
-  let lower = 0;
-  for (let i = 0; i < mask.length; i++) {
-    if (mask[i] === 0) continue;
-    const a = adv[i] as number;
-    const l = Math.min(Math.max((lp[i] as number) - (old[i] as number), -p.clamp), p.clamp);
-    const r = Math.exp(l);
-    const p1 = -a * r;
-    const p2 = -a * Math.min(Math.max(r, 1 - p.low), 1 + p.high);
-    const q = Math.max(p1, p2);
-    kl -= l;
-    if (p2 > p1) clip++;
-    if (a < 0 && q > -a * p.c) lower++;
+  mode: LossAggMode,
+): void {
+  throwIfNonFiniteUnderMask(
+    [
+      [old, 'old_log_prob'],
+      [lp, 'log_prob'],
+      [adv, 'advantages'],
+      [w, 'rollout_is_weights'],
+    ],
+    mask,
+    cols,
+  );
+  if (mode === 'token-mean') return;
+  for (let b = 0; b < rows; b++) {
+    let rowCounts = mode === 'seq-mean-token-sum-norm';
+    for (let t = 0; t < cols && !rowCounts; t++) rowCounts = mask[b * cols + t] !== 0;
+    if (!rowCounts) continue;
+    for (let t = 0; t < cols; t++) {
+      const i = b * cols + t;
+      if (mask[i] !== 0) continue;
+      // verl's per-token loss at this padded position, literally
+      const a = adv[i] as number;
+      const r = Math.exp(Math.min(Math.max((lp[i] as number) - (old[i] as number), -p.clamp), p.clamp));
+      const q = Math.max(-a * r, -a * Math.min(Math.max(r, 1 - p.low), 1 + p.high));
+      const loss = (a < 0 ? Math.min(-a * p.c, q) : q) * (w ? (w[i] as number) : 1);
+      if (!Number.isFinite(loss)) {
+        throw new LabError(
+          'NON_FINITE',
+          `log_prob/old_log_prob/advantages: the per-token loss at row ${b}, token ${t} (mask 0) is ${loss}, which makes the ${mode} loss NaN in verl (it multiplies loss by mask; only token-mean ignores masked values)`,
+          { details: { field: 'log_prob', row: b, token: t, mode } },
+        );
+      }
+    }
   }
-  return { kl, clip, lower };
 }
 
 /**
@@ -383,20 +443,9 @@ export function policyLossVanilla(
     p,
     perTokenLoss,
   );
-  let { sums, kl, clip, lower } = acc;
-  if (acc.check !== 0 || !Number.isFinite(sums.sumAll)) {
-    throwIfNonFiniteUnderMask(
-      [
-        [oldLogProb, 'old_log_prob'],
-        [logProb, 'log_prob'],
-        [advantages, 'advantages'],
-        [weights, 'rollout_is_weights'],
-      ],
-      responseMask,
-      cols,
-    );
-    sums = slowSums(perTokenLoss, responseMask, rows, cols, o.lossAggMode);
-    ({ kl, clip, lower } = maskedMetricSums(oldLogProb, logProb, advantages, responseMask, p));
+  const { sums, kl, clip, lower } = acc;
+  if (acc.check !== 0) {
+    vanillaSlow(oldLogProb, logProb, advantages, responseMask, weights, rows, cols, p, o.lossAggMode);
   }
   const loss = finishAgg(o.lossAggMode, agg, sums, cols, 'response_mask');
   const denom = sums.validTokens + 1e-8;
