@@ -12,6 +12,7 @@
  */
 import { grpoAdvantage, grpoVectorizedAdvantage } from '../src/core/advantage.js';
 import type { BenchRow } from './run.js';
+import { timePaired } from './timing.js';
 
 const B = 4096;
 const T = 4096;
@@ -35,36 +36,6 @@ function buildBatch() {
     index.push(`uid-${Math.floor(b / GROUP)}`);
   }
   return { rewards, mask, maskU8, index };
-}
-
-/**
- * The machine is shared: run the kernel and its floor alternately and take the median of the per-pair
- * ratios, so a load spike hits both sides of a ratio instead of one.
- */
-function paired(
-  kernel: () => void,
-  floor: () => void,
-  repeats = 11,
-): { ms: number; floor: number; ratio: number } {
-  for (let i = 0; i < 2; i++) {
-    kernel();
-    floor();
-  }
-  const ks: number[] = [];
-  const fs: number[] = [];
-  const rs: number[] = [];
-  for (let i = 0; i < repeats; i++) {
-    const t0 = performance.now();
-    floor();
-    const t1 = performance.now();
-    kernel();
-    const t2 = performance.now();
-    fs.push(t1 - t0);
-    ks.push(t2 - t1);
-    rs.push((t2 - t1) / (t1 - t0));
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  return { ms: median(ks), floor: median(fs), ratio: median(rs) };
 }
 
 export async function run(): Promise<BenchRow[]> {
@@ -109,7 +80,7 @@ export async function run(): Promise<BenchRow[]> {
     ],
   ];
   return rows.map(([name, kernel, floor, note]) => {
-    const r = paired(kernel, floor);
-    return { group: 'advantage', name, ms: r.ms, floor_ms: r.floor, ratio: r.ratio, note };
+    const r = timePaired(kernel, floor);
+    return { group: 'advantage', name, ms: r.ms, floor_ms: r.floorMs, ratio: r.ratio, note };
   });
 }

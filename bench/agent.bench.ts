@@ -9,19 +9,11 @@ import { createLogits } from '../src/policy/tabular.js';
 import { Rng } from '../src/random.js';
 import { rolloutEpisode } from '../src/train/episode.js';
 import type { BenchRow } from './run.js';
-import { timeMedian } from './timing.js';
+import { timeMedian, timeMedianAsync } from './timing.js';
 
 export async function run(): Promise<BenchRow[]> {
   // agent.run is async in signature only; time whole runs after two warm-ups (JIT), median of 7
-  for (let i = 0; i < 2; i++) await agent.run({}, { seed: 7 });
-  const times: number[] = [];
-  for (let i = 0; i < 7; i++) {
-    const t0 = performance.now();
-    await agent.run({}, { seed: 7 });
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  const ms = times[3] as number;
+  const ms = await timeMedianAsync(async () => agent.run({}, { seed: 7 }), 7, 2);
 
   const logits = createLogits();
   const tasks = sampleTasks(new Rng(7), 20_000);

@@ -12,18 +12,10 @@ import { Rng } from '../src/random.js';
 import { rolloutEpisode } from '../src/train/episode.js';
 import { simulateRollout } from '../src/train/eventSim.js';
 import type { BenchRow } from './run.js';
-import { timeMedian } from './timing.js';
+import { timeMedian, timeMedianAsync } from './timing.js';
 
 export async function run(): Promise<BenchRow[]> {
-  for (let i = 0; i < 2; i++) await rollout.run({}, { seed: 7 });
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    await rollout.run({}, { seed: 7 });
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  const ms = times[2] as number;
+  const ms = await timeMedianAsync(async () => rollout.run({}, { seed: 7 }), 5, 2);
 
   const sim = timeMedian(() => {
     const rng = new Rng(3);

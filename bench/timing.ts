@@ -1,4 +1,14 @@
-/** Median-of-N wall-clock timing for benchmarks (never used in tests). */
+/**
+ * Wall-clock timing for benchmarks (never used in tests). The machine is shared, so every figure is
+ * a median over repeats after warm-up calls (JIT), and kernel-vs-floor ratios are taken pair by pair.
+ */
+
+/** Median of `xs` (the upper middle for an even count); does not reorder `xs`. */
+export function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+}
+
+/** Median-of-`repeats` milliseconds of `fn()`, after `warmup` untimed calls. */
 export function timeMedian(fn: () => void, repeats = 7, warmup = 2): number {
   for (let i = 0; i < warmup; i++) fn();
   const times: number[] = [];
@@ -7,6 +17,50 @@ export function timeMedian(fn: () => void, repeats = 7, warmup = 2): number {
     fn();
     times.push(performance.now() - t0);
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] as number;
+  return median(times);
+}
+
+/** {@link timeMedian} for a function that returns a promise (awaited inside the timed span). */
+export async function timeMedianAsync(fn: () => Promise<unknown>, repeats = 7, warmup = 2): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < repeats; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/** Medians of a kernel, its floor, and of their per-pair ratio. */
+export interface PairedTiming {
+  ms: number;
+  floorMs: number;
+  ratio: number;
+}
+
+/**
+ * Times `floor()` then `kernel()` back to back, `repeats` times after two warm-up pairs, and returns
+ * the medians of each and of the per-pair ratios kernel/floor: a load spike on the shared machine then
+ * hits both sides of a ratio instead of one.
+ */
+export function timePaired(kernel: () => void, floor: () => void, repeats = 11): PairedTiming {
+  for (let i = 0; i < 2; i++) {
+    kernel();
+    floor();
+  }
+  const ks: number[] = [];
+  const fs: number[] = [];
+  const rs: number[] = [];
+  for (let i = 0; i < repeats; i++) {
+    const t0 = performance.now();
+    floor();
+    const t1 = performance.now();
+    kernel();
+    const t2 = performance.now();
+    fs.push(t1 - t0);
+    ks.push(t2 - t1);
+    rs.push((t2 - t1) / (t1 - t0));
+  }
+  return { ms: median(ks), floorMs: median(fs), ratio: median(rs) };
 }
