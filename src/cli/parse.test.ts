@@ -54,11 +54,20 @@ describe('parseCli', () => {
   });
 
   it('rejects a non-integer or negative seed, naming --seed', () => {
-    for (const bad of ['x', '-1', '1.5']) {
+    for (const bad of ['x', '-1', '1.5', '', ' ', '0x10', '1e3']) {
       const e = cliError(['run', '-e', 'agent', '--seed', bad]);
       expect(e.code).toBe('BAD_CLI');
       expect(e.message).toContain('--seed');
     }
+  });
+
+  it('rejects --seed together with --seeds instead of silently ignoring --seed', () => {
+    const e = cliError(['run', '-e', 'agent', '--seed', '3', '--seeds', '1..2']);
+    expect(e.code).toBe('BAD_CLI');
+    expect(e.message).toContain('--seed');
+    expect(e.message).toContain('--seeds');
+    // The default seed alone does not count as given.
+    expect(parseCli(['run', '-e', 'agent', '--seeds', '1..2'])).toMatchObject({ seeds: [1, 2] });
   });
 
   it('requires --experiment for run', () => {
@@ -112,6 +121,11 @@ describe('parseSeeds', () => {
     expect(parseSeeds('5,2,9')).toEqual([5, 2, 9]);
     expect(() => parseSeeds('3..1')).toThrow(/empty/);
     expect(() => parseSeeds('a..b')).toThrow(LabError);
+  });
+
+  it('rejects a seed listed twice (the same run would be counted twice in the CI)', () => {
+    expect(() => parseSeeds('1,1,1')).toThrow(/seed 1 is listed twice/);
+    expect(() => parseSeeds('4,2,4')).toThrow(/seed 4 is listed twice/);
   });
 });
 

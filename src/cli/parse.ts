@@ -37,7 +37,15 @@ export function parseSeeds(text: string): number[] {
       details: { field: '--seeds' },
     });
   }
+  const seen = new Set<number>();
   for (const s of seeds) {
+    // A repeated seed is the same run twice: it would shrink the CI without adding evidence.
+    if (seen.has(s)) {
+      throw new LabError('BAD_CLI', `--seeds ${text}: seed ${s} is listed twice`, {
+        details: { field: '--seeds' },
+      });
+    }
+    seen.add(s);
     if (!seedSchema.safeParse(s).success) {
       throw new LabError('BAD_CLI', `--seeds: seed ${s} is out of range [0, 2^31-1]`, {
         details: { field: '--seeds' },
@@ -156,7 +164,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .command('run')
     .description('run an experiment and write its RunRecord under runs/')
     .requiredOption('-e, --experiment <name>', 'experiment name (see `labs list`)')
-    .option('--seed <n>', 'random seed (integer >= 0)', '7')
+    .option('--seed <n>', 'random seed (integer >= 0; not together with --seeds)', '7')
     .option(
       '--seeds <A..B>',
       'run many seeds (A..B inclusive, or 1,2,3) and summarise each metric with a 95% CI',
@@ -175,17 +183,32 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--no-progress', 'never show a progress bar')
     .action(
-      (o: {
-        experiment: string;
-        seed: string;
-        seeds?: string;
-        set: string[];
-        json?: boolean;
-        out?: string;
-        html?: string | boolean;
-        progress: boolean;
-      }) => {
-        const seedParsed = seedSchema.safeParse(o.seed);
+      (
+        o: {
+          experiment: string;
+          seed: string;
+          seeds?: string;
+          set: string[];
+          json?: boolean;
+          out?: string;
+          html?: string | boolean;
+          progress: boolean;
+        },
+        cmd: Command,
+      ) => {
+        if (o.seeds !== undefined && cmd.getOptionValueSource('seed') === 'cli') {
+          throw new LabError(
+            'BAD_CLI',
+            `--seed and --seeds exclude each other (got --seed ${o.seed} --seeds ${o.seeds})`,
+            {
+              details: { field: '--seed' },
+            },
+          );
+        }
+        // Digits only: '' or '0x10' must not silently become seed 0 or 16 through Number().
+        const seedParsed = /^\d+$/.test(o.seed.trim())
+          ? seedSchema.safeParse(o.seed.trim())
+          : ({ success: false } as const);
         if (!seedParsed.success) {
           throw new LabError('BAD_CLI', `--seed expects an integer in [0, 2^31-1], got '${o.seed}'`, {
             details: { field: '--seed' },
