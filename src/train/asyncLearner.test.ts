@@ -148,6 +148,20 @@ describe('offPolicyGradient', () => {
   it('rejects a length mismatch', () => {
     expect(() => offPolicyGradient(current, episodes, [1, 2], 'none', 2)).toThrow(/one per episode/);
   });
+
+  it('rejects non-finite logits or advantages and a cap <= 0 before writing anything', () => {
+    const adv2 = episodes.map(() => 1);
+    const bad = Float64Array.from(current);
+    bad[5] = Number.NaN;
+    expect(() => offPolicyGradient(bad, episodes, adv2, 'none', 2)).toThrow(/logits: logit NaN at index 5/);
+    const out = new Float64Array(NUM_LOGITS).fill(7);
+    const nanAdv = adv2.map((a, i) => (i === episodes.length - 1 ? Number.NaN : a));
+    expect(() => offPolicyGradient(current, episodes, nanAdv, 'is', 2, out)).toThrow(
+      new RegExp(`advantages: value NaN at row ${episodes.length - 1}`),
+    );
+    expect(Array.from(out).every((v) => v === 7)).toBe(true);
+    expect(() => offPolicyGradient(current, episodes, adv2, 'tis', 0)).toThrow(/tisCap/);
+  });
 });
 
 describe('runAsyncLearner', () => {

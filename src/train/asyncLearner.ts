@@ -41,7 +41,7 @@ import {
   type OperandRange,
   sampleTask,
 } from '../envs/toolArithmetic.js';
-import { accumulateGradLogProb, createLogits, logProb, NUM_LOGITS } from '../policy/tabular.js';
+import { accumulateGradLogProb, checkLogits, createLogits, logProb, NUM_LOGITS } from '../policy/tabular.js';
 import type { Rng } from '../random.js';
 import { type Episode, rolloutEpisode } from './episode.js';
 import { protocolSuccessProbability } from './evaluate.js';
@@ -52,7 +52,12 @@ import {
   type LengthModel,
   sampleActionTokens,
 } from './generationLength.js';
-import { ascend, type GroupAdvantageOptions, TEACHING_ADVANTAGE } from './groupReinforce.js';
+import {
+  ascend,
+  checkEpisodeBatch,
+  type GroupAdvantageOptions,
+  TEACHING_ADVANTAGE,
+} from './groupReinforce.js';
 
 export type Correction = 'none' | 'is' | 'tis' | 'seq_is' | 'seq_tis' | 'drop';
 export const CORRECTIONS: readonly Correction[] = ['none', 'is', 'tis', 'seq_is', 'seq_tis', 'drop'];
@@ -232,16 +237,11 @@ export function offPolicyGradient(
   tisCap: number,
   out: Float64Array = new Float64Array(NUM_LOGITS),
 ): OffPolicyStep {
-  if (episodes.length === 0 || advantages.length !== episodes.length) {
-    throw new LabError(
-      'SHAPE_MISMATCH',
-      `advantages: expected one per episode (${episodes.length} episodes, at least 1), got ${advantages.length}`,
-      { details: { field: 'advantages', expected: episodes.length, actual: advantages.length } },
-    );
-  }
-  if (out.length !== NUM_LOGITS) {
-    throw new LabError('SHAPE_MISMATCH', `out: expected ${NUM_LOGITS} entries, got ${out.length}`, {
-      details: { field: 'out' },
+  checkLogits(logits);
+  checkEpisodeBatch(episodes, advantages, out);
+  if (!(tisCap > 0)) {
+    throw new LabError('BAD_ARGUMENT', `tisCap: expected a number > 0, got ${tisCap}`, {
+      details: { field: 'tisCap', value: tisCap },
     });
   }
   const current: number[] = [];
@@ -261,11 +261,6 @@ export function offPolicyGradient(
   let a = 0;
   for (let i = 0; i < episodes.length; i++) {
     const adv = advantages[i] as number;
-    if (!Number.isFinite(adv)) {
-      throw new LabError('NON_FINITE', `advantages: value ${adv} at row ${i} is not finite`, {
-        details: { field: 'advantages', row: i, value: adv },
-      });
-    }
     const steps = (episodes[i] as Episode).steps;
     let seq = 1;
     if (correction === 'seq_is' || correction === 'seq_tis') {

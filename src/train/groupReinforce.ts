@@ -91,6 +91,37 @@ export function groupAdvantages(
   return grpoScalarAdvantages(batch.rewards, batch.index, { ...TEACHING_ADVANTAGE, ...options });
 }
 
+/**
+ * Entry check of the episode-batch gradients: B >= 1 episodes with one finite advantage each, and a
+ * length-24 output buffer (SHAPE_MISMATCH / NON_FINITE naming the field and row).
+ */
+export function checkEpisodeBatch(
+  episodes: readonly Episode[],
+  advantages: ArrayLike<number>,
+  out: Float64Array,
+): void {
+  if (episodes.length !== advantages.length || episodes.length === 0) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `advantages: expected one per episode (${episodes.length} episodes, at least 1), got ${advantages.length}`,
+      { details: { field: 'advantages', expected: episodes.length, actual: advantages.length } },
+    );
+  }
+  if (out.length !== NUM_LOGITS) {
+    throw new LabError('SHAPE_MISMATCH', `out: expected ${NUM_LOGITS} entries, got ${out.length}`, {
+      details: { field: 'out' },
+    });
+  }
+  for (let i = 0; i < advantages.length; i++) {
+    const a = advantages[i] as number;
+    if (!Number.isFinite(a)) {
+      throw new LabError('NON_FINITE', `advantages: value ${a} at row ${i} is not finite`, {
+        details: { field: 'advantages', row: i, value: a },
+      });
+    }
+  }
+}
+
 /** `mean`: divide the summed REINFORCE term by the number of trajectories B; `sum`: do not. */
 export type GradientReduce = 'mean' | 'sum';
 
@@ -107,27 +138,11 @@ export function reinforceGradient(
   out: Float64Array = new Float64Array(NUM_LOGITS),
 ): Float64Array {
   checkLogits(logits);
-  if (episodes.length !== advantages.length || episodes.length === 0) {
-    throw new LabError(
-      'SHAPE_MISMATCH',
-      `advantages: expected one per episode (${episodes.length} episodes, at least 1), got ${advantages.length}`,
-      { details: { field: 'advantages', expected: episodes.length, actual: advantages.length } },
-    );
-  }
-  if (out.length !== NUM_LOGITS) {
-    throw new LabError('SHAPE_MISMATCH', `out: expected ${NUM_LOGITS} entries, got ${out.length}`, {
-      details: { field: 'out' },
-    });
-  }
+  checkEpisodeBatch(episodes, advantages, out);
   out.fill(0);
   const c = reduce === 'mean' ? 1 / episodes.length : 1;
   for (let i = 0; i < episodes.length; i++) {
     const a = advantages[i] as number;
-    if (!Number.isFinite(a)) {
-      throw new LabError('NON_FINITE', `advantages: value ${a} at row ${i} is not finite`, {
-        details: { field: 'advantages', row: i, value: a },
-      });
-    }
     if (a === 0) continue; // contributes exactly nothing: the zero-variance groups of the course
     for (const s of (episodes[i] as Episode).steps) {
       accumulateGradLogProb(logits, s.kind, s.stage, s.action, c * a, out);
