@@ -34,21 +34,41 @@ export async function formatRecord(record: RunRecord): Promise<string> {
   return load ? (await load())(record) : formatGeneric(record);
 }
 
-/** `--seeds` summary: every numeric metric with mean, std, min, max and the 95% CI of the mean. */
+/** `1..5` for consecutive ascending seeds, else the list (`1,5,9`): `first..last` would claim seeds never run. */
+export function seedsLabel(seeds: readonly number[]): string {
+  const consecutive = seeds.every((s, i) => i === 0 || s === (seeds[i - 1] as number) + 1);
+  return consecutive && seeds.length > 1 ? `${seeds[0]}..${seeds[seeds.length - 1]}` : seeds.join(',');
+}
+
+/**
+ * `--seeds` summary: every numeric metric with mean, std, min, max and the 95% CI of the mean (n/a
+ * for a single seed, where the t interval is undefined), then the numeric metrics left out because
+ * some seed's value is not finite (e.g. a mean length over zero successes), with those seeds.
+ */
 export function formatMultiSeed(rec: MultiSeedRecord): string {
-  const first = rec.seeds[0];
-  const last = rec.seeds[rec.seeds.length - 1];
   const rows = Object.entries(rec.summary).map(([k, s]) => [
     k,
     s.mean,
     s.std,
     s.min,
     s.max,
-    `[${formatNumber(s.ci95[0])}, ${formatNumber(s.ci95[1])}]`,
+    s.n < 2 ? 'n/a (1 seed)' : `[${formatNumber(s.ci95[0])}, ${formatNumber(s.ci95[1])}]`,
   ]);
-  return [
-    `${rec.experiment}  seeds ${first}..${last} (${rec.seeds.length} runs, ${formatNumber(rec.timing.wall_ms / 1000, 3)} s)`,
+  const n = rec.seeds.length;
+  const lines = [
+    `${rec.experiment}  seeds ${seedsLabel(rec.seeds)} (${n} ${n === 1 ? 'run' : 'runs'}, ${formatNumber(rec.timing.wall_ms / 1000, 3)} s)`,
     '',
     table(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean'], rows),
-  ].join('\n');
+  ];
+  const nonFinite = (v: unknown) =>
+    (typeof v === 'number' && !Number.isFinite(v)) || (typeof v === 'string' && /^(NaN|-?Infinity)$/.test(v));
+  const skipped: string[] = [];
+  for (const key of Object.keys(rec.runs[0]?.metrics ?? {})) {
+    if (key in rec.summary) continue;
+    const bad = rec.runs.filter((r) => nonFinite(r.metrics[key])).map((r) => r.seed);
+    if (bad.length) skipped.push(`${key} (seed${bad.length > 1 ? 's' : ''} ${bad.join(',')})`);
+  }
+  if (skipped.length)
+    lines.push('', `not summarised, not a finite number in every seed: ${skipped.join('; ')}`);
+  return lines.join('\n');
 }
