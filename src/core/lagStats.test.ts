@@ -50,6 +50,13 @@ describe('pearson', () => {
     expect(pearson([0, 0, 0], [1, 2, 3])).toBeNull();
     expect(pearson([1], [1])).toBeNull();
   });
+
+  it('a non-finite entry is NON_FINITE naming x or y and the position, not a NaN correlation', () => {
+    expect(() => pearson([0, 1, Number.NaN], [1, 2, 3])).toThrow(/x: value NaN at position 2/);
+    expect(() => pearson([0, 1, 2], [1, Number.POSITIVE_INFINITY, 3])).toThrow(
+      /y: value Infinity at position 1/,
+    );
+  });
 });
 
 describe('integerHistogram', () => {

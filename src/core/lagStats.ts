@@ -4,7 +4,7 @@
  * course asks an asynchronous system to record ("bound the lag, watch the ratio's tail").
  */
 import { LabError } from './errors.js';
-import { quantile } from './stats.js';
+import { quantileOfSorted } from './stats.js';
 
 /** A lag bucket: lags lo..hi inclusive (hi = Infinity for the open last bucket). */
 export interface LagBucket {
@@ -65,9 +65,9 @@ export function ratioStats(logRatios: ArrayLike<number>): RatioStats | null {
   return {
     n,
     mean: sum / n,
-    p50: quantile(ratios, 0.5),
-    p90: quantile(ratios, 0.9),
-    p99: quantile(ratios, 0.99),
+    p50: quantileOfSorted(ratios, 0.5),
+    p90: quantileOfSorted(ratios, 0.9),
+    p99: quantileOfSorted(ratios, 0.99),
     max,
     meanAbsLog: abs / n,
   };
@@ -101,12 +101,23 @@ export function ratioStatsByLag(
 }
 
 /**
- * Pearson correlation of x and y. Null when either is constant (or fewer than 2 pairs): the
- * correlation is undefined there (e.g. every lag 0 in sync mode), not 0 and not NaN.
+ * Pearson correlation `r = Σ(x−x̄)(y−ȳ) / sqrt(Σ(x−x̄)² · Σ(y−ȳ)²)` of equal-length x and y (two-pass,
+ * float64; `scipy.stats.pearsonr(x, y).statistic`). Null when either is constant (or fewer than 2
+ * pairs): the correlation is undefined there (e.g. every lag 0 in sync mode), not 0 and not NaN.
+ * Errors: SHAPE_MISMATCH lengths, NON_FINITE entry (names x or y and the position).
  */
 export function pearson(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
   checkPairs(x, y);
   const n = x.length;
+  for (let i = 0; i < n; i++) {
+    const bad = !Number.isFinite(x[i] as number) ? 'x' : !Number.isFinite(y[i] as number) ? 'y' : null;
+    if (bad !== null) {
+      const v = bad === 'x' ? x[i] : y[i];
+      throw new LabError('NON_FINITE', `${bad}: value ${v} at position ${i} is not finite`, {
+        details: { field: bad, row: i, value: v },
+      });
+    }
+  }
   if (n < 2) return null;
   let mx = 0;
   let my = 0;

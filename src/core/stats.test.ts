@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { quantile, summarize } from './stats.js';
+import { quantile, quantileOfSorted, summarize } from './stats.js';
 
 describe('summarize', () => {
   it('computes mean, sample std and a t-based CI by hand on a small list', () => {
@@ -44,6 +44,21 @@ describe('quantile', () => {
     expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
     expect(quantile([10, 0, 5], 0.9)).toBeCloseTo(9, 12);
     expect(quantile([7], 0.99)).toBe(7);
+  });
+
+  it('does not reorder its input, and quantileOfSorted reads an already sorted list the same way', () => {
+    const xs = [3, 1, 2];
+    expect(quantile(xs, 0.25)).toBe(1.5); // sorted 1,2,3: pos 0.5
+    expect(xs).toEqual([3, 1, 2]);
+    expect(quantileOfSorted([1, 2, 3], 0.25)).toBe(1.5);
+  });
+
+  it('refuses what would otherwise become NaN or a silently wrong number', () => {
+    // NaN would sort last and turn the top quantiles into NaN; q > 1 would read past the end
+    expect(() => quantile([1, Number.NaN, 2], 0.5, 'ratios')).toThrow(/ratios: value NaN at position 1/);
+    expect(() => quantile([1, 2], 1.5)).toThrow(/q: expected a quantile level in \[0, 1\], got 1.5/);
+    expect(() => quantile([1, 2], Number.NaN)).toThrow(/q: /);
+    expect(() => quantile([], 0.5)).toThrow(/empty/);
   });
 });
 

@@ -9,6 +9,10 @@ const T975 = [
   2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
 ];
 
+/**
+ * The 0.975 quantile of Student's t with `df` degrees of freedom (scipy `t.ppf(0.975, df)` to 3
+ * decimals) for df = 1..30, 1.96 beyond; NaN for df < 1 (no interval from one value).
+ */
 export function tQuantile975(df: number): number {
   if (df < 1) return Number.NaN;
   return df <= 30 ? (T975[df - 1] as number) : 1.96;
@@ -25,7 +29,12 @@ export interface Summary {
   n: number;
 }
 
-/** mean, sample std, min, max and a t-based 95% confidence interval of the mean. */
+/**
+ * Across-seed summary of one metric: mean, sample std `sqrt(Σ(x − mean)²/(n − 1))` (0 for n = 1), min,
+ * max and the t-based 95% interval of the mean `mean ± t_{0.975, n−1}·std/√n` (scipy
+ * `stats.t.interval(0.95, n−1, mean, sem)`). Errors: BAD_ARGUMENT empty list, NON_FINITE value
+ * (names `field` and the position).
+ */
 export function summarize(values: readonly number[], field = 'values'): Summary {
   const n = values.length;
   if (n === 0) throw new LabError('BAD_ARGUMENT', `${field}: cannot summarise an empty list`);
@@ -52,11 +61,37 @@ export function summarize(values: readonly number[], field = 'values'): Summary 
   return { mean, std, min, max, ci95: [mean - half, mean + half], n };
 }
 
-/** Linear-interpolated quantile (numpy's default 'linear' method) of a copy of `values`. */
-export function quantile(values: ArrayLike<number>, q: number): number {
-  const n = values.length;
-  if (n === 0) return Number.NaN;
-  const sorted = Float64Array.from(values as ArrayLike<number>).sort();
+/**
+ * The q-quantile of `values` (numpy `np.quantile(values, q)`, default 'linear' method): with the
+ * values sorted ascending, position `pos = (n − 1)·q` and `lo = floor(pos)`,
+ * `x[lo] + (x[lo+1] − x[lo])·(pos − lo)`. Sorts a copy; `values` is not reordered.
+ * Errors: BAD_ARGUMENT for an empty list or q outside [0, 1], NON_FINITE value (names the position).
+ */
+export function quantile(values: ArrayLike<number>, q: number, field = 'values'): number {
+  if (values.length === 0) throw new LabError('BAD_ARGUMENT', `${field}: no quantile of an empty list`);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (!Number.isFinite(v)) {
+      throw new LabError('NON_FINITE', `${field}: value ${v} at position ${i} is not finite`, {
+        details: { field, row: i },
+      });
+    }
+  }
+  return quantileOfSorted(Float64Array.from(values).sort(), q);
+}
+
+/**
+ * {@link quantile} of values already sorted ascending and finite (not checked: for callers that sort
+ * once and read several quantiles). BAD_ARGUMENT for an empty list or q outside [0, 1].
+ */
+export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  if (n === 0) throw new LabError('BAD_ARGUMENT', 'quantile: no quantile of an empty list');
+  if (!(q >= 0 && q <= 1)) {
+    throw new LabError('BAD_ARGUMENT', `q: expected a quantile level in [0, 1], got ${q}`, {
+      details: { field: 'q', value: q },
+    });
+  }
   const pos = (n - 1) * q;
   const lo = Math.floor(pos);
   const hi = Math.min(lo + 1, n - 1);
