@@ -1,4 +1,5 @@
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
+import { describeAccepted } from '../optionRange.js';
 import type { ParsedCli } from '../parse.js';
 
 export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): Promise<number> {
@@ -9,7 +10,10 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
       name: e.name,
       summary: e.summary,
       options: Object.fromEntries(
-        Object.entries(e.options).map(([k, o]) => [k, { default: o.default, help: o.help }]),
+        Object.entries(e.options).map(([k, o]) => [
+          k,
+          { default: o.default, help: o.help, accepts: describeAccepted(o.schema) },
+        ]),
       ),
     }));
     process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
@@ -23,7 +27,10 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
   for (const e of experiments) {
     lines.push(`${e.name.padEnd(12)} ${e.summary}`);
     for (const [k, o] of Object.entries(e.options)) {
-      lines.push(`    --set ${`${k}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}`);
+      const accepts = describeAccepted(o.schema);
+      lines.push(
+        `    --set ${`${k}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}${accepts ? ` [${accepts}]` : ''}`,
+      );
     }
     lines.push('');
   }
