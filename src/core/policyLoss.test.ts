@@ -199,6 +199,15 @@ describe('policyLossVanilla: bad input', () => {
       'NON_FINITE',
       'row 1, token 0',
     );
+    // a non-finite IS weight in padding: token-mean ignores it; seq-mean multiplies it in (verl: NaN)
+    const w = Float32Array.of(1, Number.POSITIVE_INFINITY, 1, 1);
+    const a3 = Float32Array.of(1, 0, 0, 0);
+    expect(policyLossVanilla(o, l, a3, m, sh, { rolloutIsWeights: w }).loss).toBeCloseTo(-1, 12);
+    expectLabError(
+      () => policyLossVanilla(o, l, a3, m, sh, { rolloutIsWeights: w, lossAggMode: 'seq-mean-token-sum' }),
+      'NON_FINITE',
+      'row 0, token 1',
+    );
   });
   it('masks that are not 0/1 are BAD_MASK; shape mismatches are SHAPE_MISMATCH naming the field', () => {
     expectLabError(

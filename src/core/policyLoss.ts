@@ -191,9 +191,10 @@ const TOKENS_PER_CALL = 16384;
 /**
  * The fused pass. Writes `out` (0 at mask-0 positions) and returns the accumulators.
  *
- * Padding costs no exp: a mask-0 token only has its inputs checked for finiteness (`x − x` is NaN
- * exactly when x is not finite), which is all verl's result can depend on there (token-mean
- * ignores padding; the other modes turn a non-finite padded loss into NaN, see {@link vanillaSlow}).
+ * Padding costs no exp: under token-mean a mask-0 token is not even read (verl ignores it); under
+ * the other modes only its inputs are checked for finiteness (`x − x` is NaN exactly when x is not
+ * finite), which is all verl's result can depend on there (a non-finite padded loss makes verl's
+ * loss NaN, see {@link vanillaSlow}).
  * A valid token adds `m − 1` to the check, which is non-zero for any mask value other than 0 or 1.
  */
 function vanillaPass(
@@ -205,8 +206,11 @@ function vanillaPass(
   rows: number,
   cols: number,
   p: ClipParams,
+  mode: LossAggMode,
   out: Float32Array,
 ): VanillaAcc {
+  // token-mean ignores padding entirely (as verl); the other modes need its values checked
+  const padCheck = mode !== 'token-mean';
   const lo = 1 - p.low;
   const hi = 1 + p.high;
   // The clip decisions are taken on ℓ against log bounds, so exp is only evaluated where the
@@ -224,7 +228,7 @@ function vanillaPass(
   const acc = new Float64Array(ACC_SLOTS);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
   for (let b = 0; b < rows; b += step) {
-    vanillaRows(old, lp, adv, mask, w, b, Math.min(rows, b + step), cols, bounds, out, acc);
+    vanillaRows(old, lp, adv, mask, w, b, Math.min(rows, b + step), cols, bounds, padCheck, out, acc);
   }
   return {
     sums: {
@@ -260,6 +264,7 @@ function vanillaRows(
   b1: number,
   cols: number,
   bounds: Float64Array,
+  padCheck: boolean,
   out: Float32Array,
   acc: Float64Array,
 ): void {
@@ -286,13 +291,18 @@ function vanillaRows(
     let n = 0;
     for (let i = start; i < end; i++) {
       const m = mask[i] as number;
-      const a = adv[i] as number;
-      const d = (lp[i] as number) - (old[i] as number);
       if (m === 0) {
         out[i] = 0;
-        check += d - d + (a - a);
+        if (padCheck) {
+          const dp = (lp[i] as number) - (old[i] as number);
+          const ap = adv[i] as number;
+          check += dp - dp + (ap - ap);
+          if (w !== null) check += (w[i] as number) - (w[i] as number);
+        }
         continue;
       }
+      const a = adv[i] as number;
+      const d = (lp[i] as number) - (old[i] as number);
       const l = Math.min(Math.max(d, -L), L);
       // verl: q = max(−A·r, −A·clamp(r, lo, hi)) = −A·min(r, hi) for A ≥ 0 and −A·max(r, lo) for
       // A < 0, where the dual clip then caps the ratio at c: −A·min(max(r, lo), c). (Multiplying
@@ -441,6 +451,7 @@ export function policyLossVanilla(
     rows,
     cols,
     p,
+    o.lossAggMode,
     perTokenLoss,
   );
   const { sums, kl, clip, lower } = acc;
