@@ -25,6 +25,7 @@ import {
   pooledTraining,
   round6,
   runArms,
+  TRUNCATION_ONLY_KEYS,
   tokenLabConfig,
   tokenLabOptions,
 } from './tokenLab.js';
@@ -32,7 +33,7 @@ import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from '
 import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
-export const AGGREGATION_OPTIONS: OptionTable = tokenLabOptions();
+export const AGGREGATION_OPTIONS: OptionTable = tokenLabOptions({}, TRUNCATION_ONLY_KEYS);
 
 function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRecord {
   const start = performance.now();

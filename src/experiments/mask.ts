@@ -24,6 +24,7 @@ import {
   pooledTraining,
   round6,
   runArms,
+  TRUNCATION_ONLY_KEYS,
   tokenLabConfig,
   tokenLabOptions,
 } from './tokenLab.js';
@@ -32,7 +33,7 @@ import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const MASK_OPTIONS: OptionTable = {
-  ...tokenLabOptions(),
+  ...tokenLabOptions({}, TRUNCATION_ONLY_KEYS),
   loss_agg_mode: {
     schema: z.enum(LOSS_AGG_MODES as [LossAggMode, ...LossAggMode[]]),
     default: 'token-mean',

@@ -8,6 +8,7 @@ import {
   TOK_THINK,
   type TokenEpisode,
 } from '../envs/tokenArithmetic.js';
+import { resolveConfig } from './options.js';
 import {
   measureEpisodes,
   overlongPenalty,
@@ -18,6 +19,7 @@ import {
   tokenLabConfig,
   tokenLabOptions,
 } from './tokenLab.js';
+import { truncation } from './truncation.js';
 
 const small: TokenLabConfig = {
   ...TOKEN_LAB_DEFAULTS,
@@ -173,5 +175,20 @@ describe('options', () => {
     expect(cfg.budget).toBe(30);
     expect(cfg.groupSize).toBe(TOKEN_LAB_DEFAULTS.groupSize);
     expect(table.optimizer?.schema.safeParse('rmsprop').success).toBe(false);
+  });
+
+  it('mask and aggregation reject the options only truncation reads instead of ignoring them', async () => {
+    const { mask } = await import('./mask.js');
+    const { aggregation } = await import('./aggregation.js');
+    for (const exp of [mask, aggregation]) {
+      for (const key of ['overlong_buffer', 'unbounded_budget']) {
+        expect(() => resolveConfig(exp.name, exp.options, [`${key}=10`])).toThrow(
+          new RegExp(`unknown --set key '${key}'`),
+        );
+      }
+    }
+    expect(Object.keys(truncation.options)).toEqual(
+      expect.arrayContaining(['overlong_buffer', 'unbounded_budget']),
+    );
   });
 });

@@ -97,9 +97,26 @@ export const TOKEN_LAB_KEYS: Record<string, keyof TokenLabConfig> = {
   unbounded_budget: 'unboundedBudget',
 };
 
-/** Options shared by the three token-level experiments; each experiment overrides some defaults. */
-export function tokenLabOptions(defaults: Partial<TokenLabConfig> = {}): OptionTable {
-  const d: TokenLabConfig = { ...TOKEN_LAB_DEFAULTS, ...defaults };
+/**
+ * Options only `truncation` reads: its soft-penalty arm's buffer and its budget-lifted evaluation.
+ * `mask` and `aggregation` leave them out, so a `--set` of them is rejected instead of doing nothing.
+ */
+export const TRUNCATION_ONLY_KEYS: readonly string[] = ['overlong_buffer', 'unbounded_budget'];
+
+/**
+ * Options shared by the three token-level experiments; each experiment overrides some defaults and
+ * may `omit` keys it does not read.
+ */
+export function tokenLabOptions(
+  defaults: Partial<TokenLabConfig> = {},
+  omit: readonly string[] = [],
+): OptionTable {
+  const table = allTokenLabOptions({ ...TOKEN_LAB_DEFAULTS, ...defaults });
+  for (const key of omit) delete table[key];
+  return table;
+}
+
+function allTokenLabOptions(d: TokenLabConfig): OptionTable {
   return {
     updates: { schema: int(1, 10000), default: d.updates, help: 'policy updates (one rollout batch each)' },
     tasks_per_update: { schema: int(1, 1000), default: d.tasksPerUpdate, help: 'tasks per batch (groups)' },
