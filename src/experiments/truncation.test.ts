@@ -43,6 +43,15 @@ describe('truncation experiment', async () => {
     for (const row of acc.filter((x) => x.arm === 'drop')) expect(row.status).not.toBe('truncated');
   });
 
+  it('refuses a DAPO buffer longer than the budget and a "budget lifted" budget not above the budget', () => {
+    const run = (sets: string[]) => () =>
+      truncation.run(resolveConfig('truncation', truncation.options, sets), { seed: 1 });
+    expect(run(['overlong_buffer=26'])).toThrow(/overlong_buffer=26 exceeds budget=25/);
+    expect(run(['unbounded_budget=25'])).toThrow(/unbounded_budget=25 must exceed budget=25/);
+    // budget 500 with the default unbounded_budget (400) used to evaluate "lifted" below the budget.
+    expect(run(['budget=500'])).toThrow(/unbounded_budget=400 must exceed budget=500/);
+  });
+
   it('is deterministic per seed', async () => {
     const small = resolveConfig('truncation', truncation.options, ['updates=5', 'eval_tasks=50']);
     const a = await truncation.run(small, { seed: 2 });

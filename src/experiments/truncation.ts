@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
+import { LabError } from '../core/errors.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -25,6 +26,7 @@ import {
   pooledTraining,
   round6,
   runArms,
+  type TokenLabConfig,
   TRUNCATION_POLICIES,
   tokenLabConfig,
   tokenLabOptions,
@@ -45,9 +47,32 @@ export const TRUNCATION_OPTIONS: OptionTable = {
   },
 };
 
+/**
+ * Budgets that make the arms meaningless are refused, naming the options: a DAPO buffer longer than
+ * the budget (verl's DAPO reward manager asserts `max_resp_len >= overlong_buffer.len`), and a
+ * "budget lifted" evaluation whose budget is not above the training budget.
+ */
+export function checkTruncationBudgets(cfg: TokenLabConfig): void {
+  if (cfg.overlongBuffer > cfg.budget) {
+    throw new LabError(
+      'BAD_OPTION_VALUE',
+      `overlong_buffer=${cfg.overlongBuffer} exceeds budget=${cfg.budget}: the soft penalty's ramp must fit inside the budget (verl asserts max_resp_len >= overlong_buffer.len)`,
+      { details: { field: 'overlong_buffer', value: cfg.overlongBuffer } },
+    );
+  }
+  if (cfg.unboundedBudget <= cfg.budget) {
+    throw new LabError(
+      'BAD_OPTION_VALUE',
+      `unbounded_budget=${cfg.unboundedBudget} must exceed budget=${cfg.budget}: it is the budget of the "budget lifted" evaluation (set --set unbounded_budget=N with N > ${cfg.budget})`,
+      { details: { field: 'unbounded_budget', value: cfg.unboundedBudget } },
+    );
+  }
+}
+
 function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRecord {
   const start = performance.now();
   const cfg = tokenLabConfig(config);
+  checkTruncationBudgets(cfg);
   const mode = config.loss_agg_mode as LossAggMode;
 
   // --- arms: one per truncation policy ------------------------------------------------------------------
