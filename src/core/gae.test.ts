@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { gaeAdvantageReturn } from './gae.js';
 
 describe('GAE (verl compute_gae_advantage_return)', () => {
@@ -58,27 +58,25 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
   it('non-finite values anywhere and missing gamma are LabErrors naming the field', () => {
     const shape = { rows: 1, cols: 2 };
     const m = Float32Array.from([1, 1]);
-    let err: unknown;
-    try {
-      gaeAdvantageReturn(
-        new Float32Array(2),
-        Float32Array.from([0, Number.NaN]),
-        Float32Array.from([1, 0]),
-        shape,
-        { gamma: 1, lam: 1 },
-      );
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('NON_FINITE');
-    expect((err as Error).message).toContain('values: value NaN at row 0, token 1');
-    try {
-      gaeAdvantageReturn(new Float32Array(2), new Float32Array(2), m, shape, { gamma: Number.NaN, lam: 1 });
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('BAD_ARGUMENT');
-    expect((err as Error).message).toContain('gamma');
+    expectLabError(
+      () => {
+        gaeAdvantageReturn(
+          new Float32Array(2),
+          Float32Array.from([0, Number.NaN]),
+          Float32Array.from([1, 0]),
+          shape,
+          { gamma: 1, lam: 1 },
+        );
+      },
+      'NON_FINITE',
+      'values: value NaN at row 0, token 1',
+    );
+    expectLabError(
+      () =>
+        gaeAdvantageReturn(new Float32Array(2), new Float32Array(2), m, shape, { gamma: Number.NaN, lam: 1 }),
+      'BAD_ARGUMENT',
+      'gamma',
+    );
   });
 
   it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {

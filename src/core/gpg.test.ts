@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { gpgAdvantage } from './gpg.js';
 
 describe('GPG', () => {
@@ -23,13 +23,6 @@ describe('GPG', () => {
   });
 
   it('f_norm 0 is BAD_ARGUMENT naming f_norm', () => {
-    let err: unknown;
-    try {
-      gpgAdvantage(r, m, index, shape, { fNorm: 0 });
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('BAD_ARGUMENT');
-    expect((err as Error).message).toContain('f_norm');
+    expectLabError(() => gpgAdvantage(r, m, index, shape, { fNorm: 0 }), 'BAD_ARGUMENT', 'f_norm');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
+import type { LabErrorCode } from './errors.js';
 import { classifyGroups, countGroupKinds } from './groupDiagnostics.js';
 
 describe('classifyGroups', () => {
@@ -47,21 +48,14 @@ describe('classifyGroups', () => {
   });
 
   it('bad inputs are LabErrors naming the field', () => {
-    const cases: [() => unknown, string, string][] = [
+    const cases: [() => unknown, LabErrorCode, string][] = [
       [() => classifyGroups([0, Number.NaN], [1, 1]), 'NON_FINITE', 'rewards'],
       [() => classifyGroups([0, 1], [1]), 'SHAPE_MISMATCH', 'index'],
       [() => classifyGroups([], []), 'BAD_ARGUMENT', 'rewards'],
       [() => classifyGroups([0], [1], { failValue: 1, passValue: 1 }), 'BAD_ARGUMENT', 'failValue'],
     ];
     for (const [fn, code, field] of cases) {
-      let err: unknown;
-      try {
-        fn();
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain(field);
+      expectLabError(() => fn(), code, field);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { grpoPasskAdvantage } from './grpoPassk.js';
 
 describe('GRPO pass@k', () => {
@@ -23,14 +23,11 @@ describe('GRPO pass@k', () => {
   });
 
   it('a group of one is SINGLETON_GROUP naming index (verl raises ValueError)', () => {
-    let err: unknown;
-    try {
-      grpoPasskAdvantage(r, m, ['a', 'a', 'a', 'b', 'b', 'c'], shape);
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('SINGLETON_GROUP');
-    expect((err as Error).message).toContain('index');
+    expectLabError(
+      () => grpoPasskAdvantage(r, m, ['a', 'a', 'a', 'b', 'b', 'c'], shape),
+      'SINGLETON_GROUP',
+      'index',
+    );
   });
 
   it('unknown std mode and a negative epsilon are LabErrors naming the option', () => {
@@ -38,14 +35,7 @@ describe('GRPO pass@k', () => {
       [{ std: 'population' }, 'UNKNOWN_MODE', 'std'],
       [{ epsilon: -1 }, 'BAD_ARGUMENT', 'epsilon'],
     ] as const) {
-      let err: unknown;
-      try {
-        grpoPasskAdvantage(r, m, index, shape, opts as never);
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain(field);
+      expectLabError(() => grpoPasskAdvantage(r, m, index, shape, opts as never), code, field);
     }
   });
 });

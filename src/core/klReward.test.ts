@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
+import type { LabErrorCode } from './errors.js';
 import { computeRewards } from './klReward.js';
 
 describe('computeRewards (verl compute_rewards)', () => {
@@ -17,7 +18,7 @@ describe('computeRewards (verl compute_rewards)', () => {
   it('non-finite log-probs and shape mismatches name the field', () => {
     const ok = new Float32Array(4);
     const bad = Float32Array.from([0, 0, Number.NEGATIVE_INFINITY, 0]);
-    const cases: [() => unknown, string, string][] = [
+    const cases: [() => unknown, LabErrorCode, string][] = [
       [
         () => computeRewards(ok, bad, ok, { rows: 2, cols: 2 }, 0.1),
         'NON_FINITE',
@@ -31,14 +32,7 @@ describe('computeRewards (verl compute_rewards)', () => {
       [() => computeRewards(ok, ok, ok, { rows: 2, cols: 2 }, Number.NaN), 'BAD_ARGUMENT', 'kl_ratio'],
     ];
     for (const [fn, code, text] of cases) {
-      let err: unknown;
-      try {
-        fn();
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain(text);
+      expectLabError(() => fn(), code, text);
     }
   });
 });

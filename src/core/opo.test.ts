@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { opoAdvantage } from './opo.js';
 
 describe('OPO', () => {
@@ -15,14 +15,11 @@ describe('OPO', () => {
   });
 
   it('a group of >= 2 rows without any valid token is EMPTY_MASK (verl: 0/0 = NaN)', () => {
-    let err: unknown;
-    try {
-      opoAdvantage(Float32Array.from([1, 0]), new Float32Array(2), ['g', 'g'], { rows: 2, cols: 1 });
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('EMPTY_MASK');
-    expect((err as Error).message).toContain('response_mask');
+    expectLabError(
+      () => opoAdvantage(Float32Array.from([1, 0]), new Float32Array(2), ['g', 'g'], { rows: 2, cols: 1 }),
+      'EMPTY_MASK',
+      'response_mask',
+    );
   });
 
   it('a mask entry that is not 0/1 is BAD_MASK even where it would make a group look empty', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
+import type { LabErrorCode } from './errors.js';
 import {
   multiTurnOptimalTokenBaselineAdvantage,
   optimalTokenBaselineAdvantage,
@@ -54,14 +55,11 @@ describe('optimal token baseline (verl compute_optimal_token_baseline_advantage)
   it('non-finite old log-probs anywhere are NON_FINITE naming the field', () => {
     const bad = half(4);
     bad[3] = Number.NaN;
-    let err: unknown;
-    try {
-      optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], bad, ones(4), shape);
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('NON_FINITE');
-    expect((err as Error).message).toContain('old_log_probs: value NaN at row 1, token 1');
+    expectLabError(
+      () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], bad, ones(4), shape),
+      'NON_FINITE',
+      'old_log_probs: value NaN at row 1, token 1',
+    );
   });
 });
 
@@ -81,7 +79,7 @@ describe('multi-turn (TIR) optimal token baseline', () => {
   it('bad options and shapes are LabErrors naming the field', () => {
     const shape = { rows: 2, cols: 2 };
     const r = new Float32Array(4);
-    const cases: [() => unknown, string, string][] = [
+    const cases: [() => unknown, LabErrorCode, string][] = [
       [
         () =>
           optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
@@ -110,14 +108,7 @@ describe('multi-turn (TIR) optimal token baseline', () => {
       ],
     ];
     for (const [fn, code, text] of cases) {
-      let err: unknown;
-      try {
-        fn();
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain(text);
+      expectLabError(() => fn(), code, text);
     }
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { CONVENTION_PRESETS, conventionSpec, presetAdvantages } from './presets.js';
 
 const scores = [1, 0, 0, 0, 1, 1, 1];
@@ -33,13 +33,7 @@ describe('convention presets', () => {
     const o = presetAdvantages('openrlhf', [1, 0], ['a', 'a']);
     expect(o[0]).toBeCloseTo(0.5 / (Math.SQRT1_2 + 1e-9), 12);
     for (const p of ['trl', 'openrlhf'] as const) {
-      let err: unknown;
-      try {
-        presetAdvantages(p, scores, index);
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe('SINGLETON_GROUP');
+      expectLabError(() => presetAdvantages(p, scores, index), 'SINGLETON_GROUP', 'has one member');
     }
   });
 
@@ -56,13 +50,6 @@ describe('convention presets', () => {
   });
 
   it('unknown preset is UNKNOWN_MODE naming the field', () => {
-    let err: unknown;
-    try {
-      conventionSpec('deepspeed' as never);
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('UNKNOWN_MODE');
-    expect((err as Error).message).toContain('preset');
+    expectLabError(() => conventionSpec('deepspeed' as never), 'UNKNOWN_MODE', 'preset');
   });
 });

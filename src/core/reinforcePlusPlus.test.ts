@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
+import type { LabErrorCode } from './errors.js';
 import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from './reinforcePlusPlus.js';
 
 /** Whitening written out by hand over the listed valid values (unbiased variance, + 1e-8). */
@@ -29,13 +30,11 @@ describe('REINFORCE++', () => {
   });
 
   it('fewer than 2 valid tokens is EMPTY_MASK (verl masked_var raises)', () => {
-    let err: unknown;
-    try {
-      reinforcePlusPlusAdvantage(r, Float32Array.from([0, 0, 1, 0, 0, 0]), shape, { gamma: 1 });
-    } catch (e) {
-      err = e;
-    }
-    expect(isLabError(err) && err.code).toBe('EMPTY_MASK');
+    expectLabError(
+      () => reinforcePlusPlusAdvantage(r, Float32Array.from([0, 0, 1, 0, 0, 0]), shape, { gamma: 1 }),
+      'EMPTY_MASK',
+      'returns needs at least 2 valid tokens, the mask has 1',
+    );
   });
 
   it('baseline variant: s - group mean, tiled, whitened over the batch, x mask; same object returned', () => {
@@ -51,7 +50,7 @@ describe('REINFORCE++', () => {
   });
 
   it('bad gamma, bad mask and a wrong-length index are LabErrors naming the field', () => {
-    const cases: [() => unknown, string, string][] = [
+    const cases: [() => unknown, LabErrorCode, string][] = [
       [() => reinforcePlusPlusAdvantage(r, m, shape, { gamma: Number.NaN }), 'BAD_ARGUMENT', 'gamma'],
       [
         () => reinforcePlusPlusAdvantage(r, Float32Array.from([1, 1, 1, 1, 2, 1]), shape),
@@ -61,14 +60,7 @@ describe('REINFORCE++', () => {
       [() => reinforcePlusPlusBaselineAdvantage(r, m, ['g'], shape), 'SHAPE_MISMATCH', 'index'],
     ];
     for (const [fn, code, text] of cases) {
-      let err: unknown;
-      try {
-        fn();
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain(text);
+      expectLabError(() => fn(), code, text);
     }
   });
 });

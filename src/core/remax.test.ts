@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { remaxAdvantage } from './remax.js';
 
 describe('ReMax', () => {
@@ -19,14 +19,11 @@ describe('ReMax', () => {
       [[1], 'SHAPE_MISMATCH'],
       [[1, Number.NaN], 'NON_FINITE'],
     ] as const) {
-      let err: unknown;
-      try {
-        remaxAdvantage(new Float32Array(2), b, Float32Array.from([1, 1]), shape);
-      } catch (e) {
-        err = e;
-      }
-      expect(isLabError(err) && err.code).toBe(code);
-      expect((err as Error).message).toContain('reward_baselines');
+      expectLabError(
+        () => remaxAdvantage(new Float32Array(2), b, Float32Array.from([1, 1]), shape),
+        code,
+        'reward_baselines',
+      );
     }
   });
 

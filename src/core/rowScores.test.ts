@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLabError, type LabErrorCode } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { broadcastRows, groupedRowScores, rowSums, scanMask } from './rowScores.js';
-
-function expectLabError(fn: () => unknown, code: LabErrorCode, text: string): void {
-  let err: unknown;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(isLabError(err) && err.code).toBe(code);
-  expect((err as Error).message).toContain(text);
-}
 
 /** Reference scan written the obvious way, to compare the wide (8-byte) scan against. */
 function naiveLayout(mask: ArrayLike<number>, rows: number, cols: number) {

@@ -1,0 +1,22 @@
+/**
+ * Test helper: the one way tests assert a LabError (code + a piece of the message that names the field
+ * and position), instead of a try/catch block copied into every test file.
+ */
+import { expect } from 'vitest';
+import { isLabError, type LabError, type LabErrorCode } from '../../src/core/errors.js';
+
+/**
+ * Calls `fn` and asserts that it throws a LabError with `code` whose message contains `text` (when
+ * given). Returns the error for further checks (details, cause).
+ */
+export function expectLabError(fn: () => unknown, code: LabErrorCode, text?: string): LabError {
+  let err: unknown;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  expect(isLabError(err) ? err.code : `no LabError (${String(err)})`).toBe(code);
+  if (text !== undefined) expect((err as LabError).message).toContain(text);
+  return err as LabError;
+}
