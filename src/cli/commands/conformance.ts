@@ -23,7 +23,14 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
       details: { file: p.file },
     });
   }
-  const result = runConformance(parseGoldenFile(data, p.file), allAdapters());
+  const golden = parseGoldenFile(data, p.file);
+  if (golden.cases.length === 0) {
+    throw new LabError('PARSE_ERROR', `${p.file}: the "cases" array is empty, so nothing can be compared`, {
+      details: { file: p.file },
+    });
+  }
+  const result = runConformance(golden, allAdapters());
+  const compared = result.matched + result.mismatched + result.deviations;
   const summary = `${result.matched} matched, ${result.mismatched} mismatched, ${result.deviations} deviations, ${result.unsupported} unsupported`;
   if (p.json) {
     process.stdout.write(`${JSON.stringify({ file: p.file, ...result }, null, 2)}\n`);
@@ -38,7 +45,9 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
     ];
     if (unsupportedFns.length) lines.push(`unsupported functions: ${unsupportedFns.join(', ')}`);
     lines.push(summary);
+    if (compared === 0) lines.push('no case was compared: every function in the file is unsupported');
     process.stdout.write(`${lines.join('\n')}\n`);
   }
-  return result.mismatched > 0 ? 1 : 0;
+  // A file whose every case is unsupported proves nothing: fail as a mismatch would.
+  return result.mismatched > 0 || compared === 0 ? 1 : 0;
 }

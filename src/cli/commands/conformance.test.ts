@@ -1,0 +1,53 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { conformanceCommand } from './conformance.js';
+
+async function golden(data: unknown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'labs-golden-'));
+  const file = join(dir, 'golden.json');
+  await writeFile(file, JSON.stringify(data));
+  return file;
+}
+
+async function run(file: string): Promise<{ code: number; out: string }> {
+  let out = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  try {
+    const code = await conformanceCommand({ command: 'conformance', file, json: false, debug: false });
+    return { code, out };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('labs conformance', () => {
+  it('refuses a golden file with an empty cases array instead of passing with 0 matched', async () => {
+    const file = await golden({ meta: {}, cases: [] });
+    await expect(run(file)).rejects.toMatchObject({
+      code: 'PARSE_ERROR',
+      message: expect.stringContaining(`${file}: the "cases" array is empty`),
+    });
+  });
+
+  it('exits 1 when every case is unsupported: nothing was compared', async () => {
+    const file = await golden({
+      cases: [{ name: 'c0', fn: 'compute_not_a_verl_function', inputs: {}, outputs: {} }],
+    });
+    const { code, out } = await run(file);
+    expect(code).toBe(1);
+    expect(out).toContain('0 matched, 0 mismatched, 0 deviations, 1 unsupported');
+    expect(out).toContain('no case was compared');
+  });
+
+  it('does not flag the repository golden file, whose cases are compared', async () => {
+    const { out } = await run('test/golden/verl-core-algos.json');
+    const matched = Number(/^(\d+) matched/m.exec(out)?.[1]);
+    expect(matched).toBeGreaterThan(0);
+    expect(out).not.toContain('no case was compared');
+  });
+});
