@@ -150,10 +150,55 @@ function uniqueLongest(
   return longest.length === 1 && max > second ? { row: longest[0] as number, secondLength: second } : null;
 }
 
-function validTokens(mask: MaskArray, b: number, cols: number): number {
-  let n = 0;
-  for (let i = b * cols; i < (b + 1) * cols; i++) n += mask[i] as number;
-  return n;
+/** Valid tokens per row of a validated 0/1 mask. */
+function validTokenCounts(mask: MaskArray, shape: Shape2): Int32Array {
+  const { rows, cols } = shape;
+  const counts = new Int32Array(rows);
+  for (let b = 0; b < rows; b++) {
+    let n = 0;
+    for (let i = b * cols; i < (b + 1) * cols; i++) n += mask[i] as number;
+    counts[b] = n;
+  }
+  return counts;
+}
+
+/**
+ * The shared step of both estimators on `[rows, width]` aligned arrays R (reward-to-go) and W (path
+ * variance): per group of ≥ 2 members and per position p,
+ * `B_p = f32(Σ_i f32(R[i,p]·W[i,p])) / f32(f32(Σ_i W[i,p]) + eps)` over the members whose position p is
+ * valid (`valid[i,p] = 1`, or every member when `valid` is null); the same B_p for every member; groups
+ * of one keep 0. With zeroTail 'zero', the unique longest member (by `lengths`) gets 0 from the
+ * second-longest length on.
+ */
+function groupBaselines(
+  groups: number[][],
+  width: number,
+  R: Float32Array,
+  W: Float32Array,
+  valid: MaskArray | null,
+  o: { epsilon: number; zeroTail: 'zero' | 'keep'; lengths: Int32Array },
+): Float32Array {
+  const baseline = new Float32Array(R.length);
+  for (const members of groups) {
+    if (members.length < 2) continue;
+    for (let p = 0; p < width; p++) {
+      let num = 0;
+      let den = 0;
+      for (const b of members) {
+        const i = b * width + p;
+        if (valid !== null && valid[i] !== 1) continue;
+        num += f32((R[i] as number) * (W[i] as number));
+        den += W[i] as number;
+      }
+      const B = f32(f32(num) / f32(f32(den) + o.epsilon));
+      for (const b of members) baseline[b * width + p] = B;
+    }
+    if (o.zeroTail === 'zero') {
+      const tail = uniqueLongest(members, (b) => o.lengths[b] as number);
+      if (tail) baseline.fill(0, tail.row * width + tail.secondLength, (tail.row + 1) * width);
+    }
+  }
+  return baseline;
 }
 
 /**
@@ -185,26 +230,19 @@ export function optimalTokenBaselineAdvantage(
     shape,
     options.rolloutIsWeights,
   );
-  const baseline = new Float32Array(rows * cols);
-  for (const members of groupRows(index, rows, () => true)) {
-    if (members.length < 2) continue;
-    for (let t = 0; t < cols; t++) {
-      let num = 0;
-      let den = 0;
-      for (const b of members) {
-        const i = b * cols + t;
-        if (responseMask[i] !== 1) continue;
-        num += f32((G[i] as number) * (W[i] as number));
-        den += W[i] as number;
-      }
-      const B = f32(f32(num) / f32(f32(den) + epsilon));
-      for (const b of members) baseline[b * cols + t] = B;
-    }
-    if (zeroTail === 'zero') {
-      const tail = uniqueLongest(members, (b) => validTokens(responseMask, b, cols));
-      if (tail) baseline.fill(0, tail.row * cols + tail.secondLength, (tail.row + 1) * cols);
-    }
-  }
+  const lengths = validTokenCounts(responseMask, shape);
+  const baseline = groupBaselines(
+    groupRows(index, rows, () => true),
+    cols,
+    G,
+    W,
+    responseMask,
+    {
+      epsilon,
+      zeroTail,
+      lengths,
+    },
+  );
   const advantages = new Float32Array(rows * cols);
   for (let i = 0; i < advantages.length; i++) {
     if (responseMask[i] === 1) advantages[i] = (G[i] as number) - (baseline[i] as number) + 0;
@@ -241,8 +279,9 @@ export function multiTurnOptimalTokenBaselineAdvantage(
     shape,
     options.rolloutIsWeights,
   );
-  const lengths = Array.from({ length: rows }, (_, b) => validTokens(responseMask, b, cols));
-  const maxLen = Math.max(0, ...lengths);
+  const lengths = validTokenCounts(responseMask, shape);
+  let maxLen = 0;
+  for (const n of lengths) if (n > maxLen) maxLen = n;
   // packed[b][k]: the k-th valid token's G and W; zeros beyond the row's length
   const packedR = new Float32Array(rows * maxLen);
   const packedW = new Float32Array(rows * maxLen);
@@ -257,24 +296,9 @@ export function multiTurnOptimalTokenBaselineAdvantage(
       }
     }
   }
-  const baseline = new Float32Array(rows * maxLen);
-  for (const members of groupRows(index, rows, (b) => (lengths[b] as number) > 0)) {
-    if (members.length < 2) continue;
-    for (let k = 0; k < maxLen; k++) {
-      let num = 0;
-      let den = 0;
-      for (const b of members) {
-        num += f32((packedR[b * maxLen + k] as number) * (packedW[b * maxLen + k] as number));
-        den += packedW[b * maxLen + k] as number;
-      }
-      const B = f32(f32(num) / f32(f32(den) + epsilon));
-      for (const b of members) baseline[b * maxLen + k] = B;
-    }
-    if (zeroTail === 'zero') {
-      const tail = uniqueLongest(members, (b) => lengths[b] as number);
-      if (tail) baseline.fill(0, tail.row * maxLen + tail.secondLength, (tail.row + 1) * maxLen);
-    }
-  }
+  const members = groupRows(index, rows, (b) => (lengths[b] as number) > 0);
+  // packed positions past a row's length hold R = W = 0, so every member can be summed at every k
+  const baseline = groupBaselines(members, maxLen, packedR, packedW, null, { epsilon, zeroTail, lengths });
   const advantages = new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
     let k = 0;
