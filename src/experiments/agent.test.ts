@@ -135,6 +135,15 @@ describe('agent experiment: theory and knobs', () => {
     expect(await codeOf(run({ operand_min: 5, operand_max: 4 }, 1))).toBe('BAD_ARGUMENT');
   });
 
+  it('an lr so large that a logit overflows is an error naming lr and the update', async () => {
+    // reduce=sum, lr 1e308: the first mixed group's step pushes logits past Number.MAX_VALUE.
+    const p = run({ lr: 1e308, reduce: 'sum', updates: 20, eval_tasks: 10 }, 1);
+    await expect(p).rejects.toMatchObject({
+      code: 'NON_FINITE',
+      message: expect.stringMatching(/^update \d+: lr=1e\+308 \(reduce=sum\) pushed logit \d+ to -?Infinity/),
+    });
+  });
+
   it('every knob is settable through --set and validated there', () => {
     const cfg = resolveConfig('agent', agent.options, [
       'std=unbiased',

@@ -185,6 +185,15 @@ async function runAgent(config: Record<string, unknown>, ctx: RunContext): Promi
     });
     reinforceGradient(logits, batch.episodes, advantages, cfg.reduce, grad);
     const gradNorm = ascend(logits, grad, cfg.lr);
+    const overflow = logits.findIndex((z) => !Number.isFinite(z));
+    if (overflow >= 0) {
+      // Say which option did it; the next sampling step would only report a non-finite logit.
+      throw new LabError(
+        'NON_FINITE',
+        `update ${u + 1}: lr=${cfg.lr} (reduce=${cfg.reduce}) pushed logit ${overflow} to ${logits[overflow]}; use a smaller lr (typical 0.5..10)`,
+        { details: { field: 'lr', value: cfg.lr, update: u + 1 } },
+      );
+    }
 
     const d = updateDiagnostics(batch, advantages);
     curves.update.push(u + 1);
