@@ -113,4 +113,9 @@ describe('rollout experiment', () => {
     await expect(run(1, { nope: 1 })).rejects.toThrow(/nope/);
     await expect(run(1, { tis_cap: 0 })).rejects.toThrow(/tis_cap/);
   });
+
+  it('names length_max when it is below the 4-token floor per action (was an error about "min (4)")', async () => {
+    await expect(run(1, { length_max: 3 })).rejects.toThrow(/length_max/);
+    expect(rollout.options.length_max?.schema.safeParse(4).success).toBe(true);
+  });
 });

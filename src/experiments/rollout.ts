@@ -37,6 +37,7 @@ import {
 } from '../train/asyncLearner.js';
 import { evaluatePolicy } from '../train/evaluate.js';
 import type { RolloutMode } from '../train/eventSim.js';
+import { LENGTH_DEFAULTS } from '../train/generationLength.js';
 import type { Experiment, JsonValue, OptionTable, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -93,7 +94,11 @@ export const ROLLOUT_OPTIONS: OptionTable = {
     default: 1,
     help: 'std of log tokens per action; 1 gives a p95/p5 spread of ~27x',
   },
-  length_max: { schema: int(1), default: 4096, help: 'cap on tokens per action' },
+  length_max: {
+    schema: int(LENGTH_DEFAULTS.min),
+    default: 4096,
+    help: `cap on tokens per action (at least the floor of ${LENGTH_DEFAULTS.min} tokens per action)`,
+  },
   lr: {
     schema: positive,
     default: 2,
