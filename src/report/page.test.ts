@@ -34,6 +34,43 @@ describe('escapeHtml', () => {
 });
 
 describe('renderPage', () => {
+  it('shows no 95% CI for a one-seed record (undefined, not [x, x]), alone or beside another record', () => {
+    const one: MultiSeedRecord = {
+      experiment: 'agent',
+      seeds: [3],
+      version: '0.1.0',
+      config: { lr: 0.5 },
+      runs: [run(3)],
+      summary: {
+        eval_success_after: { mean: 0.875, std: 0, min: 0.875, max: 0.875, ci95: [0.875, 0.875], n: 1 },
+      },
+      timing: { wall_ms: 10 },
+    };
+    const alone = doc(
+      renderPage({
+        records: [{ record: one, label: '', source: 'a.json' }],
+        plots: [],
+        omitted: [],
+        version: '0.1.0',
+      }),
+    );
+    const row = [...alone.querySelectorAll('tr')].find((tr) =>
+      tr.textContent?.startsWith('eval_success_after'),
+    );
+    expect(row?.textContent).toContain('n/a (1 seed)');
+    expect(row?.textContent).not.toContain('[0.875, 0.875]');
+    const overlaid = renderPage({
+      records: [
+        { record: one, label: 'seeds 3', source: 'a.json' },
+        { record: run(7), label: 'seed 7', source: 'b.json' },
+      ],
+      plots: [],
+      omitted: [],
+      version: '0.1.0',
+    });
+    expect(overlaid).toContain('0.875 n/a (1 seed)');
+  });
+
   it('is one self-contained document: no scripts, no links, no URLs', () => {
     const html = renderPage({
       records: [{ record: run(7, { notes: ['<script>alert(1)</script>'] }), label: '', source: 'r.json' }],

@@ -70,7 +70,9 @@ function seedText(record: RunRecord | MultiSeedRecord): string {
   return `${s.length} seeds (${s.length > 6 ? `${s.slice(0, 3).join(', ')}, ..., ${s[s.length - 1]}` : s.join(', ')})`;
 }
 
-function ciText(ci: unknown): string {
+/** `[lo, hi]`; 'n/a (1 seed)' when one seed was run (the t interval is undefined, not [x, x]). */
+function ciText(ci: unknown, n: number): string {
+  if (n < 2) return 'n/a (1 seed)';
   return Array.isArray(ci) && ci.length === 2
     ? `[${formatNumber(ci[0] as number)}, ${formatNumber(ci[1] as number)}]`
     : '-';
@@ -86,7 +88,7 @@ function metricsSection(records: PageRecord[]): string {
         s.std,
         s.min,
         s.max,
-        ciText(s.ci95),
+        ciText(s.ci95, s.n ?? record.runs.length),
         s.n ?? record.runs.length,
       ]);
       const perSeedKeys = Object.keys(record.runs[0]?.metrics ?? {});
@@ -114,7 +116,7 @@ function metricsSection(records: PageRecord[]): string {
     ...records.map(({ record }): JsonValue | undefined => {
       if (!('runs' in record)) return record.metrics[k];
       const s = record.summary[k];
-      return s ? `${formatNumber(s.mean)} ${ciText(s.ci95)}` : undefined;
+      return s ? `${formatNumber(s.mean)} ${ciText(s.ci95, s.n ?? record.runs.length)}` : undefined;
     }),
   ]);
   const note = records.some(({ record }) => 'runs' in record)
