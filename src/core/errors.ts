@@ -43,6 +43,10 @@ export interface LabErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * The lab's one error type: `code` is stable (match on it), `message` names the argument or field and
+ * the position, `details` carries the same position as data, `cause` the underlying error if any.
+ */
 export class LabError extends Error {
   readonly code: LabErrorCode;
   readonly details: Record<string, unknown> | undefined;
@@ -55,6 +59,7 @@ export class LabError extends Error {
   }
 }
 
+/** Type guard: `e` is a {@link LabError} (the CLI prints these as one line, anything else as an internal error). */
 export function isLabError(e: unknown): e is LabError {
   return e instanceof LabError;
 }

@@ -101,6 +101,7 @@ export interface TokenEnvOptions {
 
 export const TOKEN_ENV_DEFAULTS: TokenEnvOptions = { budget: 48, toolErrorRate: 0.3, thinkBuckets: 3 };
 
+/** True for tokens only the environment writes (digits, separators, check results): ids ≥ the first observation token. */
 export function isObservationToken(token: number): boolean {
   return token >= FIRST_OBSERVATION_TOKEN;
 }

@@ -6,6 +6,11 @@ import { summarize } from '../core/stats.js';
 import type { Experiment, JsonValue, MetricSummary, MultiSeedRecord, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
+/**
+ * The `--seeds` record: per numeric metric (finite in every run) core's `summarize` across runs — mean,
+ * sample std, min, max, t-based 95% CI — and per curve (except `update`) the per-update mean and 95%
+ * band over the runs whose value is finite there, truncated to the shortest run.
+ */
 export function summarizeRuns(
   experiment: string,
   config: Record<string, JsonValue>,

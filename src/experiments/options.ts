@@ -27,6 +27,12 @@ export function parseSetPair(pair: string): [string, unknown] {
   return [key, value];
 }
 
+/**
+ * The effective config of `experiment`: every option's default, overridden by the `--set key=value`
+ * pairs in `sets` (later pairs win), each value parsed and validated by its zod schema.
+ * Errors: UNKNOWN_OPTION for a key not in `table` (the message lists the known keys), BAD_OPTION_VALUE
+ * naming the key and the schema's reason.
+ */
 export function resolveConfig(
   experiment: string,
   table: OptionTable,

@@ -17,6 +17,10 @@ export interface ContextPolicyInit {
   tokenLogits?: ArrayLike<number>;
 }
 
+/**
+ * Logits `[contexts, vocab]` (float64, row-major), all contexts starting from `init.tokenLogits`
+ * (default 0: uniform). Learners update `logits` in place; read probabilities once per phase.
+ */
 export class ContextPolicy {
   readonly contexts: number;
   readonly vocab: number;

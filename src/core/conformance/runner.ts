@@ -22,6 +22,11 @@ import type {
 
 const DEFAULT_TOL = { rel: 1e-5, abs: 1e-6 };
 
+/**
+ * Checks that `data` (a parsed JSON value) has the golden file's shape — an object with a `cases`
+ * array whose entries have `name`, `fn` and `inputs` — and returns it typed. `source` names the file
+ * in errors. Errors: PARSE_ERROR naming the file and the case index.
+ */
 export function parseGoldenFile(data: unknown, source = 'golden file'): GoldenFile {
   if (typeof data !== 'object' || data === null || !Array.isArray((data as GoldenFile).cases)) {
     throw new LabError(
@@ -137,6 +142,12 @@ export function compareValues(
     : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
 }
 
+/**
+ * One golden case through its adapter, classified by the rules at the top of this file: `unsupported`
+ * (no adapter), `deviation` (declared difference), `matched` (within `adapter.tolerance`, default
+ * |a − b| ≤ 1e-6 + 1e-5·|b|, or a LabError where verl raises / returns NaN), else `mismatched` with the
+ * first differing output key. Never throws for a failing kernel: failures are results.
+ */
 export function runCase(
   c: GoldenCase,
   adapter: Adapter | undefined,
@@ -185,6 +196,7 @@ export function runCase(
   return { ...base, status: 'matched' };
 }
 
+/** Every case of `file` through {@link runCase} with `adapters[case.fn]`, plus the count per status. */
 export function runConformance(file: GoldenFile, adapters: AdapterTable): ConformanceResult {
   const cases = file.cases.map((c) => runCase(c, adapters[c.fn], file.fixtures));
   const count = (s: CaseResult['status']) => cases.filter((r) => r.status === s).length;
