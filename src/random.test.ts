@@ -37,6 +37,14 @@ describe('Rng', () => {
     expect([...ints].sort()).toEqual([-1, -2, 0, 1, 2].sort());
   });
 
+  it('categorical reads the [offset, offset + count) slice and refuses weights it cannot draw from', () => {
+    const r = new Rng(5);
+    for (let i = 0; i < 50; i++) expect(r.categorical([9, 9, 0, 1, 0, 9], 2, 3)).toBe(1);
+    expect(() => r.categorical([0, 0])).toThrow(/all weights are zero/);
+    expect(() => r.categorical([0.5, Number.NaN, 0.5])).toThrow(/sum to NaN/);
+    expect(() => r.categorical([1, Number.POSITIVE_INFINITY])).toThrow(/sum to Infinity/);
+  });
+
   it('rejects non-integer seeds', () => {
     expect(() => new Rng(1.5)).toThrow(/seed/);
   });

@@ -11,6 +11,10 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
 import { LabError } from './core/errors.js';
 
+/**
+ * A seeded stream (xoroshiro128+): the same `seed` gives the same sequence of draws on every platform.
+ * Pass it explicitly to whatever draws; derive independent streams with {@link Rng.fork}.
+ */
 export class Rng {
   private gen: RandomGenerator;
   readonly seed: number;
@@ -43,10 +47,21 @@ export class Rng {
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
-  /** Index drawn from unnormalised non-negative weights (sum must be > 0). */
+  /**
+   * Index i in [0, count) drawn with probability `w[offset+i] / Σ w` from unnormalised non-negative
+   * weights, with one uniform draw (inverse CDF, `numpy.random.choice(p=w/Σw)`).
+   * Errors: BAD_ARGUMENT when the weights sum to 0 or to a non-finite number (a NaN weight would
+   * otherwise silently pick the last positive index).
+   */
   categorical(weights: ArrayLike<number>, offset = 0, count = weights.length - offset): number {
     let total = 0;
     for (let i = 0; i < count; i++) total += weights[offset + i] as number;
+    if (!Number.isFinite(total)) {
+      throw new LabError(
+        'BAD_ARGUMENT',
+        `Rng.categorical: the weights sum to ${total}, expected a finite sum`,
+      );
+    }
     let u = this.next() * total;
     for (let i = 0; i < count; i++) {
       u -= weights[offset + i] as number;

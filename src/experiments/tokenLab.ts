@@ -237,7 +237,17 @@ export interface EpisodeMeasures {
   envTokensPerTrajectory: number;
 }
 
+/**
+ * {@link EpisodeMeasures} of a non-empty list of token episodes: per-trajectory rates over N episodes,
+ * per-token rates over the model's tokens, mean lengths over all / successful / failed transcripts
+ * (NaN where that set is empty). Errors: BAD_ARGUMENT for an empty list (every rate would be 0/0).
+ */
 export function measureEpisodes(episodes: readonly TokenEpisode[]): EpisodeMeasures {
+  if (episodes.length === 0) {
+    throw new LabError('BAD_ARGUMENT', 'episodes: nothing to measure in an empty list', {
+      details: { field: 'episodes' },
+    });
+  }
   let success = 0;
   let obsTokens = 0;
   let obsErrors = 0;
@@ -663,6 +673,12 @@ export interface PooledTraining {
   meanLossDenominator: number;
 }
 
+/**
+ * {@link PooledTraining} of one arm: rates pooled over all updates with each update weighted by its
+ * trajectories (length means by its successful / failed trajectories, per-token rates by its model
+ * tokens), so late updates with few failures do not dominate; the loss denominator is a plain mean over
+ * updates that had one. NaN where nothing was counted (e.g. no failed trajectory at all).
+ */
 export function pooledTraining(r: ArmResult): PooledTraining {
   let n = 0;
   let succ = 0;
