@@ -7,7 +7,20 @@
 import { isLabError } from '../core/errors.js';
 import { parseCli } from './parse.js';
 
+/**
+ * `labs ... | head` closes stdout early; stop quietly (as git and coreutils do) instead of dying on
+ * an unhandled 'error' event with a stack trace. Other stdout errors are reported in one line.
+ */
+function handleStdoutErrors(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`labs: error [IO_ERROR]: cannot write to stdout: ${e.message}\n`);
+    process.exit(1);
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
+  handleStdoutErrors();
   const debug = argv.includes('--debug');
   try {
     const parsed = parseCli(argv);
