@@ -19,6 +19,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  fixed,
   lateMean,
   overallMean,
   pairedDifferences,
@@ -155,9 +156,6 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
   };
 }
 
-const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
-const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
-
 /** The closing sentence, drawn from the measured numbers. */
 export function aggregationConclusion(results: readonly ArmResult[]): string {
   const by = (mode: string) => results.find((r) => r.spec.arm === mode);
@@ -171,12 +169,13 @@ export function aggregationConclusion(results: readonly ArmResult[]): string {
   const d = a.failedMeanLength - b.failedMeanLength;
   const grew =
     Math.abs(d) < 0.5
-      ? `failed trajectories were about as long (${f2(a.failedMeanLength)} vs ${f2(b.failedMeanLength)} tokens)`
-      : `failed trajectories were ${d > 0 ? 'longer' : 'shorter'} (${f2(a.failedMeanLength)} vs ${f2(b.failedMeanLength)} tokens)`;
+      ? `failed trajectories were about as long (${fixed(a.failedMeanLength, 2)} vs ${fixed(b.failedMeanLength, 2)} tokens)`
+      : `failed trajectories were ${d > 0 ? 'longer' : 'shorter'} (${fixed(a.failedMeanLength, 2)} vs ${fixed(b.failedMeanLength, 2)} tokens)`;
+  const tmRatio = overallMean(tm, (u) => u.failedLongShortWeightRatio);
   return [
-    `Per token, seq-mean-token-mean weighted failed trajectories longer than the batch's median failed length ${f2(ratio)}x as much as shorter ones (token-mean ${f2(overallMean(tm, (u) => u.failedLongShortWeightRatio))}x): long failures were penalised ${lessOrNot} per token, the bias Dr. GRPO describes.`,
-    `Against token-mean in this run, ${grew}, successful ones ${f2(a.successMeanLength)} vs ${f2(b.successMeanLength)} tokens, held-out verify rate ${f3(stm.evaluation.verifyRate)} vs ${f3(tm.evaluation.verifyRate)}, think-token rate ${f3(a.thinkRate)} vs ${f3(b.thinkRate)}.`,
-    `Held-out success: ${results.map((r) => `${r.spec.arm} ${f3(r.evaluation.success)}`).join(', ')}.`,
+    `Per token, seq-mean-token-mean weighted failed trajectories longer than the batch's median failed length ${fixed(ratio, 2)}x as much as shorter ones (token-mean ${fixed(tmRatio, 2)}x): long failures were penalised ${lessOrNot} per token, the bias Dr. GRPO describes.`,
+    `Against token-mean in this run, ${grew}, successful ones ${fixed(a.successMeanLength, 2)} vs ${fixed(b.successMeanLength, 2)} tokens, held-out verify rate ${fixed(stm.evaluation.verifyRate, 3)} vs ${fixed(tm.evaluation.verifyRate, 3)}, think-token rate ${fixed(a.thinkRate, 3)} vs ${fixed(b.thinkRate, 3)}.`,
+    `Held-out success: ${results.map((r) => `${r.spec.arm} ${fixed(r.evaluation.success, 3)}`).join(', ')}.`,
   ].join(' ');
 }
 

@@ -20,7 +20,9 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  fixed,
   pairedDifferences,
+  percent,
   pooledTraining,
   round6,
   runArms,
@@ -123,9 +125,6 @@ function runMask(config: Record<string, unknown>, ctx: RunContext): RunRecord {
   };
 }
 
-const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : 'n/a');
-const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
-
 /** The closing sentence, drawn from the measured numbers. */
 export function maskConclusion(correct: ArmResult, flipped: ArmResult, mode: LossAggMode): string {
   const c = correct.evaluation;
@@ -136,8 +135,8 @@ export function maskConclusion(correct: ArmResult, flipped: ArmResult, mode: Los
     c.observationTokenActionRate > 0 ? f.observationTokenActionRate / c.observationTokenActionRate : Infinity;
   const clear = f.observationTokenActionRate - c.observationTokenActionRate > 0.01 && ratio > 2;
   const effect = clear
-    ? `With environment tokens masked 1 the policy emits observation tokens as actions at ${pct(f.observationTokenActionRate)} of its decisions vs ${pct(c.observationTokenActionRate)} with the correct mask (${Number.isFinite(ratio) ? `${ratio.toFixed(1)}x` : 'from 0'}), and held-out success is ${f3(f.success)} vs ${f3(c.success)}.`
-    : `The predicted effect did not clearly appear in this run: observation tokens emitted as actions ${pct(f.observationTokenActionRate)} (flipped) vs ${pct(c.observationTokenActionRate)} (correct); held-out success ${f3(f.success)} vs ${f3(c.success)}.`;
+    ? `With environment tokens masked 1 the policy emits observation tokens as actions at ${percent(f.observationTokenActionRate)} of its decisions vs ${percent(c.observationTokenActionRate)} with the correct mask (${Number.isFinite(ratio) ? `${ratio.toFixed(1)}x` : 'from 0'}), and held-out success is ${fixed(f.success, 3)} vs ${fixed(c.success, 3)}.`
+    : `The predicted effect did not clearly appear in this run: observation tokens emitted as actions ${percent(f.observationTokenActionRate)} (flipped) vs ${percent(c.observationTokenActionRate)} (correct); held-out success ${fixed(f.success, 3)} vs ${fixed(c.success, 3)}.`;
   return `${effect} The ${mode} loss counted ${tf.lossTokensPerTrajectory.toFixed(1)} tokens per trajectory with the flipped mask (${tf.envTokensPerTrajectory.toFixed(1)} of them environment tokens) vs ${tc.lossTokensPerTrajectory.toFixed(1)} with the correct one; mean denominator ${tf.meanLossDenominator.toFixed(1)} vs ${tc.meanLossDenominator.toFixed(1)}.`;
 }
 

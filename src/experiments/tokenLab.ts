@@ -652,6 +652,16 @@ export function runArms(
   );
 }
 
+/** `x` with `digits` decimals for the conclusions' prose; 'n/a' where nothing was measured (NaN). */
+export function fixed(x: number, digits: number): string {
+  return Number.isFinite(x) ? x.toFixed(digits) : 'n/a';
+}
+
+/** A fraction as a percentage with one decimal (`0.1234` → `12.3%`); 'n/a' for NaN. */
+export function percent(x: number): string {
+  return Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : 'n/a';
+}
+
 /** Rounds for records: 6 significant digits, NaN kept. */
 export function round6(x: number): number {
   return Number.isFinite(x) ? Number(x.toPrecision(6)) : x;

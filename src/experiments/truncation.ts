@@ -22,6 +22,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  fixed,
   pairedDifferences,
   pooledTraining,
   round6,
@@ -152,8 +153,6 @@ function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRec
   };
 }
 
-const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
-
 /** The closing sentence, drawn from the measured numbers. */
 export function truncationConclusion(
   results: readonly ArmResult[],
@@ -162,14 +161,14 @@ export function truncationConclusion(
 ): string {
   const parts = results.map(
     (r) =>
-      `${r.spec.arm}: verify ${f3(r.evaluation.verifyRate)}, truncated ${f3(r.evaluation.truncationRate)}, success ${f3(r.evaluation.success)} at budget ${budget} / ${f3(r.evaluationUnbounded.success)} at ${unbounded}`,
+      `${r.spec.arm}: verify ${fixed(r.evaluation.verifyRate, 3)}, truncated ${fixed(r.evaluation.truncationRate, 3)}, success ${fixed(r.evaluation.success, 3)} at budget ${budget} / ${fixed(r.evaluationUnbounded.success, 3)} at ${unbounded}`,
   );
   const sorted = [...results].sort((a, b) => b.evaluation.verifyRate - a.evaluation.verifyRate);
   const most = sorted[0];
   const least = sorted[sorted.length - 1];
   const gap =
     most && least
-      ? ` The policy verified most under ${most.spec.arm} (${f3(most.evaluation.verifyRate)}) and least under ${least.spec.arm} (${f3(least.evaluation.verifyRate)}); with the budget lifted that is a success gap of ${f3(most.evaluationUnbounded.success - least.evaluationUnbounded.success)}.`
+      ? ` The policy verified most under ${most.spec.arm} (${fixed(most.evaluation.verifyRate, 3)}) and least under ${least.spec.arm} (${fixed(least.evaluation.verifyRate, 3)}); with the budget lifted that is a success gap of ${fixed(most.evaluationUnbounded.success - least.evaluationUnbounded.success, 3)}.`
       : '';
   return `${parts.join('; ')}.${gap}`;
 }
