@@ -50,4 +50,16 @@ describe('formatMultiSeed', () => {
     expect(text).toContain('not summarised, not a finite number in every seed: len (seeds 2,3)');
     expect(text).not.toMatch(/not summarised.*note/);
   });
+
+  it('also names a metric that some seeds do not report at all (e.g. steps to 0.9 never reached)', () => {
+    const rec = summarizeRuns(
+      'demo',
+      {},
+      [run(1, { a: 1 }), run(2, { a: 2, steps_to_0_9: 40 }), run(3, { a: 3, steps_to_0_9: 35 })],
+      1000,
+    );
+    expect(formatMultiSeed(rec)).toContain(
+      'not summarised, not a finite number in every seed: steps_to_0_9 (seed 1)',
+    );
+  });
 });

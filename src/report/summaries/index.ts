@@ -60,15 +60,20 @@ export function formatMultiSeed(rec: MultiSeedRecord): string {
     '',
     table(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean'], rows),
   ];
-  const nonFinite = (v: unknown) =>
-    (typeof v === 'number' && !Number.isFinite(v)) || (typeof v === 'string' && /^(NaN|-?Infinity)$/.test(v));
+  // A metric some seeds report as a number but others as NaN or not at all (e.g. steps to 0.9 when
+  // never reached) is left out of the table; say so, with those seeds.
+  const finite = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+  const numericOrNonFinite = (v: unknown) =>
+    typeof v === 'number' || (typeof v === 'string' && /^(NaN|-?Infinity)$/.test(v));
   const skipped: string[] = [];
-  for (const key of Object.keys(rec.runs[0]?.metrics ?? {})) {
+  for (const key of new Set(rec.runs.flatMap((r) => Object.keys(r.metrics)))) {
     if (key in rec.summary) continue;
-    const bad = rec.runs.filter((r) => nonFinite(r.metrics[key])).map((r) => r.seed);
+    if (!rec.runs.some((r) => numericOrNonFinite(r.metrics[key]))) continue; // text or object metrics
+    const bad = rec.runs.filter((r) => !finite(r.metrics[key])).map((r) => r.seed);
     if (bad.length) skipped.push(`${key} (seed${bad.length > 1 ? 's' : ''} ${bad.join(',')})`);
   }
-  if (skipped.length)
+  if (skipped.length) {
     lines.push('', `not summarised, not a finite number in every seed: ${skipped.join('; ')}`);
+  }
   return lines.join('\n');
 }
