@@ -19,6 +19,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  armTable,
   fixed,
   lateMean,
   overallMean,
@@ -52,12 +53,10 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
   const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
 
   // --- measurements -------------------------------------------------------------------------------------
-  const metrics: Record<string, JsonValue> = {};
-  const arms: Record<string, JsonValue>[] = [];
-  for (const r of results) {
+  const { arms, metrics } = armTable(results, (r) => {
     const e = r.evaluation;
     const t = pooledTraining(r);
-    const row = {
+    return {
       arm: r.spec.arm,
       eval_success: round6(e.success),
       // lengths pooled over every training batch: failures become rare late in training
@@ -71,9 +70,7 @@ function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRe
       truncation_rate: round6(t.truncationRate),
       failed_long_short_weight_ratio: round6(overallMean(r, (u) => u.failedLongShortWeightRatio)),
     };
-    arms.push(row);
-    for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
-  }
+  });
   const weightRows = results.flatMap((r) =>
     r.weightByLength
       .filter((b) => b.trajectories > 0)

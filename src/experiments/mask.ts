@@ -20,6 +20,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  armTable,
   fixed,
   pairedDifferences,
   percent,
@@ -58,12 +59,10 @@ function runMask(config: Record<string, unknown>, ctx: RunContext): RunRecord {
   const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
 
   // --- measurements -------------------------------------------------------------------------------------
-  const metrics: Record<string, JsonValue> = {};
-  const arms: Record<string, JsonValue>[] = [];
-  for (const r of results) {
+  const { arms, metrics } = armTable(results, (r) => {
     const e = r.evaluation;
     const t = pooledTraining(r);
-    const row = {
+    return {
       arm: r.spec.arm,
       mask: r.spec.maskRule,
       eval_success: round6(e.success),
@@ -78,9 +77,7 @@ function runMask(config: Record<string, unknown>, ctx: RunContext): RunRecord {
       loss_tokens_per_trajectory: round6(t.lossTokensPerTrajectory),
       mean_loss_denominator: round6(t.meanLossDenominator),
     };
-    arms.push(row);
-    for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
-  }
+  });
   const [correct, flipped] = results as [ArmResult, ArmResult];
   Object.assign(
     metrics,

@@ -35,7 +35,7 @@ import {
   ppoUpdate,
   responseMaskFromRoles,
 } from '../train/tokenLearner.js';
-import type { OptionTable } from './types.js';
+import type { JsonValue, OptionTable } from './types.js';
 
 /**
  * What happens to a trajectory that hit the token budget before submitting:
@@ -637,6 +637,23 @@ export function lateMean(r: ArmResult, pick: (u: UpdateRecord) => number, fracti
 export function overallMean(r: ArmResult, pick: (u: UpdateRecord) => number): number {
   const xs = r.updates.map(pick).filter(Number.isFinite);
   return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : Number.NaN;
+}
+
+/**
+ * The `arms` table (one row per arm, from `rowOf`) and its flat metrics: every numeric cell also
+ * becomes `metrics['<arm>.<column>']`, which is what `--seeds` summarises.
+ */
+export function armTable(
+  results: readonly ArmResult[],
+  rowOf: (r: ArmResult) => Record<string, JsonValue>,
+): { arms: Record<string, JsonValue>[]; metrics: Record<string, JsonValue> } {
+  const metrics: Record<string, JsonValue> = {};
+  const arms = results.map((r) => {
+    const row = rowOf(r);
+    for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
+    return row;
+  });
+  return { arms, metrics };
 }
 
 /** Runs every arm in order with one progress callback over all of them. */

@@ -22,6 +22,7 @@ import {
   type ArmResult,
   type ArmSpec,
   armCurves,
+  armTable,
   fixed,
   pairedDifferences,
   pooledTraining,
@@ -88,13 +89,11 @@ function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRec
   const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
 
   // --- measurements -------------------------------------------------------------------------------------
-  const metrics: Record<string, JsonValue> = {};
-  const arms: Record<string, JsonValue>[] = [];
-  for (const r of results) {
+  const { arms, metrics } = armTable(results, (r) => {
     const e = r.evaluation;
     const eu = r.evaluationUnbounded;
     const t = pooledTraining(r);
-    const row = {
+    return {
       arm: r.spec.arm,
       eval_success: round6(e.success),
       eval_success_unbounded: round6(eu.success),
@@ -106,9 +105,7 @@ function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRec
       train_verify_rate: round6(t.verifyRate),
       train_success: round6(t.success),
     };
-    arms.push(row);
-    for (const [k, v] of Object.entries(row)) if (typeof v === 'number') metrics[`${r.spec.arm}.${k}`] = v;
-  }
+  });
   Object.assign(
     metrics,
     pairedDifferences(arms, 'zero-score', [
