@@ -294,10 +294,13 @@ function aggSums(
   lossMask: MaskArray,
   rows: number,
   cols: number,
+  mode: LossAggMode,
 ): { sums: AggSums; badMask: number } {
   const acc = new Float64Array(6);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
-  for (let b = 0; b < rows; b += step) aggRows(lossMat, lossMask, b, Math.min(rows, b + step), cols, acc);
+  const padCheck = mode !== 'token-mean';
+  for (let b = 0; b < rows; b += step)
+    aggRows(lossMat, lossMask, b, Math.min(rows, b + step), cols, padCheck, acc);
   return {
     sums: {
       sumAll: acc[0] as number,
@@ -317,6 +320,7 @@ function aggRows(
   b0: number,
   b1: number,
   cols: number,
+  padCheck: boolean,
   acc: Float64Array,
 ): void {
   let sumAll = 0;
@@ -335,7 +339,12 @@ function aggRows(
     let n0 = 0;
     let n1 = 0;
     const base = b * cols;
-    const end = base + cols;
+    const rowEnd = base + cols;
+    // token-mean never looks at padding (verl zeroes it first), so the row's tail of mask zeros is
+    // checked as mask only; the other modes multiply every loss value by its mask (a non-finite
+    // padded value makes verl's row NaN), so they read the whole row.
+    let end = rowEnd;
+    if (!padCheck) while (end > base && lossMask[end - 1] === 0) end--;
     let i = base;
     for (; i + 3 < end; i += 4) {
       const m0 = lossMask[i] as number;
@@ -407,7 +416,7 @@ export function aggLossNamed(
   checkAggMode(mode);
   const r = resolveAggOptions(options);
   const { rows, cols } = shape;
-  let { sums, badMask } = aggSums(lossMat, lossMask, rows, cols);
+  let { sums, badMask } = aggSums(lossMat, lossMask, rows, cols, mode);
   if (badMask !== 0) checkMask(lossMask, cols, 'loss_mask');
   const value =
     mode === 'seq-mean-token-sum'
