@@ -28,5 +28,31 @@ describe('agent terminal summary', () => {
     // the group table has one row per milestone update
     for (const u of [1, 2, 5, 10, 12]) expect(text).toMatch(new RegExp(`^\\s+${u}\\s+\\d`, 'm'));
     expect(text).toMatch(/^sub\s+computed\s/m);
+    expect(text).not.toContain('singleton  zero-adv'); // no singleton column when G > 1
+  });
+
+  it('with G = 1 shows the singleton column (rows sum to 1) and compares the failure rate, not all-wrong groups', async () => {
+    const rec = (await agent.run(
+      { group_size: 1, groups_per_update: 64, updates: 2, operand_min: 1, eval_tasks: 10 },
+      { seed: 4 },
+    )) as RunRecord;
+    const text = formatAgent(rec);
+    const header = text.split('\n').find((l) => l.startsWith('update')) ?? '';
+    expect(header.split(/\s{2,}/)).toEqual([
+      'update',
+      'all-wrong',
+      'mixed',
+      'all-right',
+      'singleton',
+      'zero-adv traj',
+      'train success',
+    ]);
+    // update 1: all-wrong 0, mixed 0, all-right 0, singleton 1.
+    expect(text).toMatch(/^\s+1\s+0\s+0\s+0\s+1\s/m);
+    const failed = 1 - (rec.curves['success.train']?.[0] as number);
+    expect(text).toContain(
+      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${Number(failed.toPrecision(4))} (update 1, 64 samples) vs theory 63/64 = 0.9844`,
+    );
+    expect(text).not.toContain('all-wrong groups measured');
   });
 });

@@ -36,6 +36,9 @@ export function formatAgent(record: RunRecord): string {
 
   const update = curves.update ?? [];
   const series = (key: string) => curves[key] ?? [];
+  // Groups of one are their own kind (neither all-wrong nor all-right): show them when there are any,
+  // so every row sums to 1.
+  const withSingletons = series('group_kind.singleton').some((f) => f > 0);
   const rows = milestoneUpdates(update.length).map((u) => {
     const i = u - 1;
     return [
@@ -43,6 +46,7 @@ export function formatAgent(record: RunRecord): string {
       series('group_kind.all_wrong')[i],
       series('group_kind.mixed')[i],
       series('group_kind.all_right')[i],
+      ...(withSingletons ? [series('group_kind.singleton')[i]] : []),
       series('zero_advantage.fraction')[i],
       series('success.train')[i],
     ];
@@ -51,7 +55,20 @@ export function formatAgent(record: RunRecord): string {
     '',
     `groups per update (fractions of ${K} groups; a constant group gives every member advantage 0)`,
   );
-  lines.push(table(['update', 'all-wrong', 'mixed', 'all-right', 'zero-adv traj', 'train success'], rows));
+  lines.push(
+    table(
+      [
+        'update',
+        'all-wrong',
+        'mixed',
+        'all-right',
+        ...(withSingletons ? ['singleton'] : []),
+        'zero-adv traj',
+        'train success',
+      ],
+      rows,
+    ),
+  );
   const first = num(m.all_wrong_fraction_first_update);
   const theory = num(m.all_wrong_fraction_theory_init);
   const sd = Math.sqrt((theory * (1 - theory)) / K);
@@ -60,9 +77,17 @@ export function formatAgent(record: RunRecord): string {
     Math.abs(plain - theory) < 1e-12
       ? `(63/64)^${G} = ${formatNumber(theory)}`
       : `(63/64)^${G} = ${formatNumber(plain)} (${formatNumber(theory)} counting b = 0 tasks)`;
-  lines.push(
-    `at init: all-wrong groups measured ${formatNumber(first)} (update 1, ${K} groups, sampling sd ${formatNumber(sd, 2)}) vs theory ${theoryText}`,
-  );
+  if (G === 1) {
+    // With G = 1 no group is all-wrong (each is a singleton); compare the failure rate instead.
+    const failed = 1 - num(series('success.train')[0]);
+    lines.push(
+      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${formatNumber(failed)} (update 1, ${K} samples) vs theory 63/64 = ${formatNumber(theory)}`,
+    );
+  } else {
+    lines.push(
+      `at init: all-wrong groups measured ${formatNumber(first)} (update 1, ${K} groups, sampling sd ${formatNumber(sd, 2)}) vs theory ${theoryText}`,
+    );
+  }
 
   const outcomes = record.tables.eval_outcomes ?? [];
   lines.push('', `held-out outcomes (${num(m.eval_tasks)} tasks, ${c.eval} actions): fraction of tasks`);
