@@ -51,7 +51,7 @@ describe('agent terminal summary', () => {
     expect(text).toMatch(/^\s+1\s+0\s+0\s+0\s+1\s/m);
     const failed = 1 - (rec.curves['success.train']?.[0] as number);
     expect(text).toContain(
-      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${Number(failed.toPrecision(4))} (update 1, 64 samples) vs theory 63/64 = 0.9844`,
+      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${Number(failed.toPrecision(4))} (update 1, 64 samples) vs theory (63/64)^1 = 0.9844`,
     );
     expect(text).not.toContain('all-wrong groups measured');
   });

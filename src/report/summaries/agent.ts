@@ -81,7 +81,7 @@ export function formatAgent(record: RunRecord): string {
     // With G = 1 no group is all-wrong (each is a singleton); compare the failure rate instead.
     const failed = 1 - num(series('success.train')[0]);
     lines.push(
-      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${formatNumber(failed)} (update 1, ${K} samples) vs theory 63/64 = ${formatNumber(theory)}`,
+      `at init: G = 1, every group is a singleton (none counts as all-wrong); failed samples measured ${formatNumber(failed)} (update 1, ${K} samples) vs theory ${theoryText}`,
     );
   } else {
     lines.push(
