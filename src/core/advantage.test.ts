@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectLabError } from '../../test/support/labError.js';
 import {
   GRPO_DEFAULTS,
   grpoAdvantage,
@@ -7,21 +8,6 @@ import {
   grpoVectorizedAdvantage,
   resolveGroupNormOptions,
 } from './advantage.js';
-import { isLabError, type LabErrorCode } from './errors.js';
-
-function expectLabError(fn: () => unknown, code: LabErrorCode, field: string): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(isLabError(e)).toBe(true);
-    if (isLabError(e)) {
-      expect(e.code).toBe(code);
-      expect(e.message).toContain(field);
-    }
-    return;
-  }
-  throw new Error(`expected LabError ${code}`);
-}
 
 const F32_ONE_PLUS_EPS = Math.fround(1 + 1e-6); // float32(1 + 1e-6), verl's singleton std + eps
 

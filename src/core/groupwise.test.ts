@@ -1,16 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { labErrorText } from '../../test/support/labError.js';
 import { asTorchIndex, factorizeLabels, groupMeanStd, groupMembers } from './groupwise.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return isLabError(e) ? `${e.code}: ${e.message}` : `non-LabError ${String(e)}`;
-  }
-  return undefined;
-}
 
 describe('factorizeLabels (Python dict equality)', () => {
   it('dense ids in first-appearance order; "1", 1 and "01" are distinct', () => {
@@ -36,8 +27,8 @@ describe('factorizeLabels (Python dict equality)', () => {
   });
 
   it('wrong length and non-finite labels are LabErrors naming index', () => {
-    expect(codeOf(() => factorizeLabels(['a'], 2))).toMatch(/^SHAPE_MISMATCH: index/);
-    expect(codeOf(() => factorizeLabels([Number.NaN], 1))).toMatch(/^BAD_VALUE: index/);
+    expect(labErrorText(() => factorizeLabels(['a'], 2))).toMatch(/^SHAPE_MISMATCH: index/);
+    expect(labErrorText(() => factorizeLabels([Number.NaN], 1))).toMatch(/^BAD_VALUE: index/);
   });
 });
 
@@ -88,11 +79,11 @@ describe('groupMeanStd (verl group_mean_std, float32)', () => {
   });
 
   it('bad inputs are LabErrors naming the field', () => {
-    expect(codeOf(() => groupMeanStd([1, 2], [0]))).toMatch(/^SHAPE_MISMATCH: gidx/);
-    expect(codeOf(() => groupMeanStd([1, 2], [0, -1]))).toMatch(/^BAD_VALUE: gidx/);
-    expect(codeOf(() => groupMeanStd([1, 2], [0, 0.5]))).toMatch(/^BAD_VALUE: gidx/);
-    expect(codeOf(() => groupMeanStd([1, Number.NaN], [0, 0]))).toMatch(/^NON_FINITE: scores/);
-    expect(codeOf(() => groupMeanStd([1], [0], -1))).toMatch(/^BAD_ARGUMENT: eps/);
+    expect(labErrorText(() => groupMeanStd([1, 2], [0]))).toMatch(/^SHAPE_MISMATCH: gidx/);
+    expect(labErrorText(() => groupMeanStd([1, 2], [0, -1]))).toMatch(/^BAD_VALUE: gidx/);
+    expect(labErrorText(() => groupMeanStd([1, 2], [0, 0.5]))).toMatch(/^BAD_VALUE: gidx/);
+    expect(labErrorText(() => groupMeanStd([1, Number.NaN], [0, 0]))).toMatch(/^NON_FINITE: scores/);
+    expect(labErrorText(() => groupMeanStd([1], [0], -1))).toMatch(/^BAD_ARGUMENT: eps/);
   });
 });
 

@@ -1,16 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLabError } from './errors.js';
+import { labErrorText } from '../../test/support/labError.js';
 import { maskedMean, maskedRowMeans, maskedRowSums, maskedSum, maskedVar, maskedWhiten } from './masked.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return isLabError(e) ? `${e.code}: ${e.message}` : `non-LabError ${String(e)}`;
-  }
-  return undefined;
-}
 
 const shape = { rows: 2, cols: 3 };
 const x = Float32Array.from([1, 2, 3, 4, 5, 6]);
@@ -47,12 +38,12 @@ describe('masked helpers (verl torch_functional), hand-computed on valid values 
     xn[2] = Number.NaN;
     expect(maskedSum(xn, m, shape)).toBe(7);
     expect(maskedVar(xn, m, shape)).toBeCloseTo(7 / 3, 7);
-    expect(codeOf(() => maskedWhiten(xn, m, shape))).toMatch(
+    expect(labErrorText(() => maskedWhiten(xn, m, shape))).toMatch(
       /^NON_FINITE: values: value NaN at row 0, token 2/,
     );
     const xv = x.slice();
     xv[3] = Number.POSITIVE_INFINITY;
-    expect(codeOf(() => maskedMean(xv, m, shape))).toMatch(
+    expect(labErrorText(() => maskedMean(xv, m, shape))).toMatch(
       /^NON_FINITE: values: value Infinity at row 1, token 0/,
     );
   });
@@ -60,24 +51,28 @@ describe('masked helpers (verl torch_functional), hand-computed on valid values 
   it('an all-zero mask: mean 0 (1e-8 guard, as verl); unbiased var and whiten need >= 2 valid tokens', () => {
     const z = new Float32Array(6);
     expect(maskedMean(x, z, shape)).toBe(0);
-    expect(codeOf(() => maskedVar(x, z, shape))).toMatch(/^EMPTY_MASK: mask/);
+    expect(labErrorText(() => maskedVar(x, z, shape))).toMatch(/^EMPTY_MASK: mask/);
     const one = Float32Array.from([0, 0, 0, 0, 1, 0]);
-    expect(codeOf(() => maskedWhiten(x, one, shape))).toMatch(/^EMPTY_MASK: mask: .* 1$/);
+    expect(labErrorText(() => maskedWhiten(x, one, shape))).toMatch(/^EMPTY_MASK: mask: .* 1$/);
   });
 
   it('bad mask and shapes are LabErrors naming the field', () => {
-    expect(codeOf(() => maskedSum(x, Float32Array.from([1, 1, 0, 1, 0, 0.5]), shape))).toMatch(
+    expect(labErrorText(() => maskedSum(x, Float32Array.from([1, 1, 0, 1, 0, 0.5]), shape))).toMatch(
       /^BAD_MASK: mask: value 0.5 at row 1, token 2/,
     );
-    expect(codeOf(() => maskedSum(x.subarray(1), m, shape))).toMatch(/^SHAPE_MISMATCH: values/);
-    expect(codeOf(() => maskedSum(x, m.subarray(1), shape))).toMatch(/^SHAPE_MISMATCH: mask/);
+    expect(labErrorText(() => maskedSum(x.subarray(1), m, shape))).toMatch(/^SHAPE_MISMATCH: values/);
+    expect(labErrorText(() => maskedSum(x, m.subarray(1), shape))).toMatch(/^SHAPE_MISMATCH: mask/);
   });
 
   it('an unknown correction or mean choice is UNKNOWN_MODE, not a silent default', () => {
     const bad = { correction: 'sample' } as unknown as Parameters<typeof maskedVar>[3];
-    expect(codeOf(() => maskedVar(x, m, shape, bad))).toMatch(/^UNKNOWN_MODE: correction: .* got 'sample'/);
+    expect(labErrorText(() => maskedVar(x, m, shape, bad))).toMatch(
+      /^UNKNOWN_MODE: correction: .* got 'sample'/,
+    );
     const shift = { mean: 'center' } as unknown as Parameters<typeof maskedWhiten>[3];
-    expect(codeOf(() => maskedWhiten(x, m, shape, shift))).toMatch(/^UNKNOWN_MODE: mean: .* got 'center'/);
+    expect(labErrorText(() => maskedWhiten(x, m, shape, shift))).toMatch(
+      /^UNKNOWN_MODE: mean: .* got 'center'/,
+    );
   });
 
   it('property: whitened valid values have mean ~0 and unbiased variance ~1', () => {

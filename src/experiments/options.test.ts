@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { LabError } from '../core/errors.js';
+import { labErrorOf } from '../../test/support/labError.js';
 import { parseSetPair, resolveConfig } from './options.js';
 import type { OptionTable } from './types.js';
 
@@ -10,15 +10,6 @@ const table: OptionTable = {
   updates: { schema: z.number().int().min(1), default: 300, help: 'updates' },
   tag: { schema: z.enum(['1', '2']), default: '1', help: 'enum of numeric strings' },
 };
-
-function err(f: () => unknown): LabError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LabError) return e;
-  }
-  throw new Error('expected a LabError');
-}
 
 describe('resolveConfig', () => {
   it('merges defaults with --set values of the right types', () => {
@@ -35,7 +26,7 @@ describe('resolveConfig', () => {
   });
 
   it('rejects unknown keys naming the key and listing the known ones', () => {
-    const e = err(() => resolveConfig('agent', table, ['learning_rate=1']));
+    const e = labErrorOf(() => resolveConfig('agent', table, ['learning_rate=1']));
     expect(e.code).toBe('UNKNOWN_OPTION');
     expect(e.message).toContain("'learning_rate'");
     expect(e.message).toContain('lr');
@@ -43,21 +34,21 @@ describe('resolveConfig', () => {
 
   it('rejects invalid values naming the key', () => {
     for (const bad of ['lr=-1', 'updates=2.5', 'std=sample', 'lr=fast']) {
-      const e = err(() => resolveConfig('agent', table, [bad]));
+      const e = labErrorOf(() => resolveConfig('agent', table, [bad]));
       expect(e.code).toBe('BAD_OPTION_VALUE');
       expect(e.message).toContain(bad.split('=')[0]);
     }
   });
 
   it('rejects a --set without key=value', () => {
-    expect(err(() => parseSetPair('lr')).code).toBe('BAD_CLI');
-    expect(err(() => parseSetPair('=3')).code).toBe('BAD_CLI');
+    expect(labErrorOf(() => parseSetPair('lr')).code).toBe('BAD_CLI');
+    expect(labErrorOf(() => parseSetPair('=3')).code).toBe('BAD_CLI');
   });
 });
 
 describe('resolveConfig error reasons', () => {
   it('reports the range violation of a numeric value, not a type confusion', () => {
-    const e = err(() => resolveConfig('x', table, ['lr=-1']));
+    const e = labErrorOf(() => resolveConfig('x', table, ['lr=-1']));
     expect(e.message).not.toMatch(/received string/);
     expect(e.message).toMatch(/lr=-1/);
   });

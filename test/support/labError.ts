@@ -20,3 +20,27 @@ export function expectLabError(fn: () => unknown, code: LabErrorCode, text?: str
   if (text !== undefined) expect((err as LabError).message).toContain(text);
   return err as LabError;
 }
+
+/** Calls `fn` and returns the LabError it throws; fails the test if it throws nothing or anything else. */
+export function labErrorOf(fn: () => unknown): LabError {
+  try {
+    fn();
+  } catch (e) {
+    if (isLabError(e)) return e;
+    throw new Error(`expected a LabError, got ${String(e)}`);
+  }
+  throw new Error('expected a LabError, nothing was thrown');
+}
+
+/**
+ * `'<code>: <message>'` of the LabError `fn` throws (for one regex over both), a `non-LabError …` text
+ * for any other error, undefined when nothing is thrown.
+ */
+export function labErrorText(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return isLabError(e) ? `${e.code}: ${e.message}` : `non-LabError ${String(e)}`;
+  }
+  return undefined;
+}
