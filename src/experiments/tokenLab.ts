@@ -633,10 +633,9 @@ export function lateMean(r: ArmResult, pick: (u: UpdateRecord) => number, fracti
   return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : Number.NaN;
 }
 
-/** Mean of a measure over all updates (finite values only). */
+/** Mean of a measure over all updates (finite values only; NaN if none): {@link lateMean} of fraction 1. */
 export function overallMean(r: ArmResult, pick: (u: UpdateRecord) => number): number {
-  const xs = r.updates.map(pick).filter(Number.isFinite);
-  return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : Number.NaN;
+  return lateMean(r, pick, 1);
 }
 
 /**
