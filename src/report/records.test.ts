@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../experiments/types.js';
-import { readRecord, runDirName, toJson, writeFileAtomic, writeRecord } from './records.js';
+import { readRecord, runDirName, seedsDirLabel, toJson, writeFileAtomic, writeRecord } from './records.js';
 
 const record: RunRecord = {
   experiment: 'demo',
@@ -37,6 +37,23 @@ describe('run records', () => {
     await mkdir(join(dir, 'report.html'));
     await expect(writeFileAtomic(join(dir, 'report.html'), '<html></html>')).rejects.toThrow();
     expect(await readdir(dir)).toEqual(['report.html']);
+  });
+
+  it('names a multi-seed directory by its range only when the seeds are consecutive', async () => {
+    expect(seedsDirLabel([3, 4, 5])).toBe('3..5');
+    expect(seedsDirLabel([1, 5, 9])).toBe('1,5,9');
+    const root = await mkdtemp(join(tmpdir(), 'labs-seeds-'));
+    const multi = {
+      experiment: 'demo',
+      seeds: [1, 5, 9],
+      version: '0.1.0',
+      config: {},
+      runs: [],
+      summary: {},
+      timing: { wall_ms: 1 },
+    };
+    const path = await writeRecord(multi, { root, now: new Date('2026-11-29T10:00:00.000Z') });
+    expect(path).toBe(join(root, 'demo__1,5,9__2026-11-29T10-00-00-000Z', 'record.json'));
   });
 
   it('names multi-seed directories by their seed range', () => {

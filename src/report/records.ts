@@ -27,6 +27,12 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
   }
 }
 
+/** `1..20` for consecutive seeds, else `1,5,9`: a range would name seeds that were never run. */
+export function seedsDirLabel(seeds: readonly number[]): string {
+  const consecutive = seeds.every((s, i) => i === 0 || s === (seeds[i - 1] as number) + 1);
+  return consecutive && seeds.length > 1 ? `${seeds[0]}..${seeds[seeds.length - 1]}` : seeds.join(',');
+}
+
 export function runDirName(experiment: string, seedLabel: string, now: Date): string {
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   return `${experiment}__${seedLabel}__${stamp}`;
@@ -40,8 +46,7 @@ export async function writeRecord(
   record: RunRecord | MultiSeedRecord,
   options: { root?: string; dir?: string; now?: Date } = {},
 ): Promise<string> {
-  const seedLabel =
-    'seeds' in record ? `${record.seeds[0]}..${record.seeds[record.seeds.length - 1]}` : String(record.seed);
+  const seedLabel = 'seeds' in record ? seedsDirLabel(record.seeds) : String(record.seed);
   const dir =
     options.dir ??
     join(options.root ?? 'runs', runDirName(record.experiment, seedLabel, options.now ?? new Date()));

@@ -3,6 +3,7 @@
  * Experiments without their own formatter get the generic one: config, metrics, notes.
  */
 import type { MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import { seedsDirLabel } from '../records.js';
 import { formatNumber, table } from '../text.js';
 
 export type Formatter = (record: RunRecord) => string;
@@ -35,10 +36,7 @@ export async function formatRecord(record: RunRecord): Promise<string> {
 }
 
 /** `1..5` for consecutive ascending seeds, else the list (`1,5,9`): `first..last` would claim seeds never run. */
-export function seedsLabel(seeds: readonly number[]): string {
-  const consecutive = seeds.every((s, i) => i === 0 || s === (seeds[i - 1] as number) + 1);
-  return consecutive && seeds.length > 1 ? `${seeds[0]}..${seeds[seeds.length - 1]}` : seeds.join(',');
-}
+export const seedsLabel = seedsDirLabel;
 
 /**
  * `--seeds` summary: every numeric metric with mean, std, min, max and the 95% CI of the mean (n/a
