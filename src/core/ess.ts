@@ -25,8 +25,9 @@ export interface KishEss {
 }
 
 /**
- * Kish effective sample size of non-negative weights `w` (length n), optionally restricted to entries
- * with `mask[i] === 1`. Equal weights give ESS = n (fraction 1); one non-zero weight among n gives
+ * Kish effective sample size `(Σ w)² / Σ w²` of non-negative weights `w` (length n), optionally
+ * restricted to entries with `mask[i] === 1`; `fraction = ESS / n` equals verl's rollout-correction ESS
+ * metric `1 / mean((w / mean w)²)`. Equal weights give ESS = n (fraction 1); one non-zero weight among n gives
  * ESS = 1 (fraction 1/n). All-zero weights (or an empty selection) give 0: no effective sample.
  * Errors: NON_FINITE or negative weight (names the position), SHAPE_MISMATCH mask length.
  */

@@ -24,8 +24,10 @@ export interface GroupIds {
 }
 
 /**
- * Factorises length-B labels into dense ids by exact equality (JS `Map` keys: `1` and `"1"` differ,
- * as Python dict keys do). O(B) with one hash lookup per row; validates the labels first.
+ * Factorises length-B labels into dense ids 0..G-1 in order of first appearance, by exact equality
+ * (JS `Map` keys: `1` and `"1"` differ, as Python dict keys do) — the grouping of verl's loop
+ * estimators, which collect scores in `id2score[index[i]]`. O(B) with one hash lookup per row;
+ * validates the labels first (SHAPE_MISMATCH length, BAD_VALUE label).
  */
 export function factorizeLabels(labels: GroupLabels, rows: number, field = 'index'): GroupIds {
   checkLabels(labels, rows, field);

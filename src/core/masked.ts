@@ -208,7 +208,11 @@ export function maskedWhiten(
   return whitenWith(values, mean, variance, shift);
 }
 
-/** `(x − mean)/sqrt(var + 1e-8)` (+ mean with 'keep') into a new Float32Array; no validation. */
+/**
+ * The last step of verl's `masked_whiten`: `(x − mean)·rsqrt(var + 1e-8)`, plus `mean` again with
+ * 'keep' (`shift_mean=False`), at every position, into a new Float32Array of the same length. No
+ * validation: for callers that computed `mean` and `variance` from validated values.
+ */
 export function whitenWith(
   values: ArrayLike<number>,
   mean: number,
