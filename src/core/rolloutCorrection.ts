@@ -231,20 +231,7 @@ export function rolloutIsWeights(
   const lower = 1 / tau;
   const metrics: RolloutMetrics = {};
   if (o.level === 'token') {
-    let max = Number.NEGATIVE_INFINITY;
-    let min = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < n; i++) {
-      if (responseMask[i] === 0) continue;
-      const v = Math.exp(clampL(logRatio[i] as number));
-      w[i] = v;
-      max = Math.max(max, v);
-      min = Math.min(min, v);
-    }
-    metrics.rollout_is_mean = maskedMeanOf(w, responseMask);
-    metrics.rollout_is_ratio_fraction_high = maskedMeanOf(w, responseMask, (v) => (v > tau ? 1 : 0));
-    metrics.rollout_is_ratio_fraction_low = maskedMeanOf(w, responseMask, (v) => (v < lower ? 1 : 0));
-    metrics.rollout_is_max = max;
-    metrics.rollout_is_min = min;
+    for (let i = 0; i < n; i++) if (responseMask[i] !== 0) w[i] = Math.exp(clampL(logRatio[i] as number));
   } else {
     const sums = new Float64Array(rows);
     for (let b = 0; b < rows; b++) {
@@ -255,32 +242,57 @@ export function rolloutIsWeights(
       const v = Math.exp(clampL(s));
       for (let t = 0; t < cols; t++) if (responseMask[b * cols + t] !== 0) w[b * cols + t] = v;
     }
+    // sequence level: max/min/fractions from the unclamped log sums (every row, as verl)
     const st = listStats(sums);
     metrics.rollout_is_max = Math.exp(Math.min(st.max, LOG_RATIO_CLAMP));
     metrics.rollout_is_min = Math.exp(st.min);
-    metrics.rollout_is_mean = maskedMeanOf(w, responseMask);
     const logHi = Math.log(tau);
     const logLo = Math.log(lower);
     metrics.rollout_is_ratio_fraction_high = fractionOf(sums, (s) => s > logHi);
     metrics.rollout_is_ratio_fraction_low = fractionOf(sums, (s) => s < logLo);
   }
-  const clampW = (v: number) => Math.min(Math.max(v, lower), tau);
-  if (countValid(responseMask) > 1) {
-    const mean = maskedMeanOf(w, responseMask, clampW);
-    const meanSq = maskedMeanOf(w, responseMask, (v) => clampW(v) ** 2);
-    metrics.rollout_is_std = Math.sqrt(Math.max(meanSq - mean * mean, 0));
-  } else {
-    metrics.rollout_is_std = 0;
+  // One pass over the valid tokens for the token statistics (verl: masked means, denominator
+  // Σm + 1e-8). std and ESS use the weights clamped to [1/τ, τ].
+  let count = 0;
+  let sumW = 0;
+  let high = 0;
+  let low = 0;
+  let sumC = 0;
+  let sumC2 = 0;
+  let max = Number.NEGATIVE_INFINITY;
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    if (responseMask[i] === 0) continue;
+    const v = w[i] as number;
+    count++;
+    sumW += v;
+    if (v > tau) high++;
+    if (v < lower) low++;
+    if (v > max) max = v;
+    if (v < min) min = v;
+    const c = Math.min(Math.max(v, lower), tau);
+    sumC += c;
+    sumC2 += c * c;
   }
-  const essMean = maskedMeanOf(w, responseMask, clampW) + 1e-8;
-  metrics.rollout_is_eff_sample_size = 1 / maskedMeanOf(w, responseMask, (v) => (clampW(v) / essMean) ** 2);
+  const den = count + 1e-8;
+  metrics.rollout_is_mean = sumW / den;
+  if (o.level === 'token') {
+    metrics.rollout_is_ratio_fraction_high = high / den;
+    metrics.rollout_is_ratio_fraction_low = low / den;
+    metrics.rollout_is_max = max;
+    metrics.rollout_is_min = min;
+  }
+  const meanC = sumC / den;
+  metrics.rollout_is_std = count > 1 ? Math.sqrt(Math.max(sumC2 / den - meanC * meanC, 0)) : 0;
+  // ESS = 1 / masked_mean((c / (mean_c + 1e-8))²)
+  metrics.rollout_is_eff_sample_size = (den * (meanC + 1e-8) ** 2) / sumC2;
   const seq = rowMaskedMeans(w, responseMask, rows, cols);
   const ss = listStats(seq);
   metrics.rollout_is_seq_mean = ss.mean;
   metrics.rollout_is_seq_std = ss.std;
   metrics.rollout_is_seq_max = ss.max;
   metrics.rollout_is_seq_min = ss.min;
-  metrics.rollout_is_seq_max_deviation = Math.max(...Array.from(seq, (v) => Math.abs(v - 1)));
+  metrics.rollout_is_seq_max_deviation = Math.max(Math.abs(ss.max - 1), Math.abs(ss.min - 1));
   metrics.rollout_is_seq_fraction_high = fractionOf(seq, (v) => v > tau);
   metrics.rollout_is_seq_fraction_low = fractionOf(seq, (v) => v < lower);
 
@@ -489,7 +501,7 @@ export function rolloutRejectionMask(
       metrics[`${p}_seq_std`] = st.std;
       metrics[`${p}_seq_max`] = st.max;
       metrics[`${p}_seq_min`] = st.min;
-      metrics[`${p}_seq_max_deviation`] = Math.max(...Array.from(seqValid, Math.abs));
+      metrics[`${p}_seq_max_deviation`] = Math.max(Math.abs(st.max), Math.abs(st.min));
       metrics[`${p}_seq_fraction_high`] = fractionOf(seqValid, (v) => v > up);
       if (isK1) metrics[`${p}_seq_fraction_low`] = fractionOf(seqValid, (v) => v < lo);
     } else {
