@@ -34,6 +34,31 @@ describe('escapeHtml', () => {
 });
 
 describe('renderPage', () => {
+  it('labels a seed-specific note of a --seeds record with its seed; shared notes appear once, unlabelled', () => {
+    const multi: MultiSeedRecord = {
+      experiment: 'agent',
+      seeds: [1, 2],
+      version: '0.1.0',
+      config: {},
+      runs: [
+        run(1, { notes: ['no PPO clip', 'success 0.65 at budget 25'] }),
+        run(2, { notes: ['no PPO clip', 'success 0.94 at budget 25'] }),
+      ],
+      summary: {},
+      timing: { wall_ms: 10 },
+    };
+    const d = doc(
+      renderPage({
+        records: [{ record: multi, label: '', source: 'm.json' }],
+        plots: [],
+        omitted: [],
+        version: '0.1.0',
+      }),
+    );
+    const items = [...d.querySelectorAll('ul.notes li')].map((li) => li.textContent);
+    expect(items).toEqual(['no PPO clip', 'seed 1 (1 of 2, varies by seed): success 0.65 at budget 25']);
+  });
+
   it('shows no 95% CI for a one-seed record (undefined, not [x, x]), alone or beside another record', () => {
     const one: MultiSeedRecord = {
       experiment: 'agent',

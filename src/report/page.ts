@@ -71,6 +71,22 @@ function seedText(record: RunRecord | MultiSeedRecord): string {
 }
 
 /** `[lo, hi]`; 'n/a (1 seed)' when one seed was run (the t interval is undefined, not [x, x]). */
+/**
+ * A record's notes. For several seeds, a note every seed shares is shown once; a note that differs
+ * between seeds (a run's measured conclusion) is shown for the first seed, labelled with it, so one
+ * seed's numbers are not read as the summary of all of them.
+ */
+function recordNotes(record: RunRecord | MultiSeedRecord): string[] {
+  if (!('runs' in record)) return record.notes ?? [];
+  const first = record.runs[0];
+  if (!first) return [];
+  const shared = (n: string) => record.runs.every((r) => (r.notes ?? []).includes(n));
+  const n = record.runs.length;
+  return (first.notes ?? []).map((note) =>
+    n === 1 || shared(note) ? note : `seed ${first.seed} (1 of ${n}, varies by seed): ${note}`,
+  );
+}
+
 function ciText(ci: unknown, n: number): string {
   if (n < 2) return 'n/a (1 seed)';
   return Array.isArray(ci) && ci.length === 2
@@ -228,10 +244,9 @@ export function renderPage(input: PageInput): string {
         `<li>${r.label ? `<b>${escapeHtml(r.label)}</b>: ` : ''}<code>${escapeHtml(r.source)}</code> · ${escapeHtml(seedText(r.record))} · v${escapeHtml(r.record.version)} · ${escapeHtml(formatNumber(r.record.timing.wall_ms / 1000, 3))} s</li>`,
     )
     .join('\n');
-  const notes = records.flatMap(({ record, label }) => {
-    const own = 'runs' in record ? (record.runs[0]?.notes ?? []) : (record.notes ?? []);
-    return own.map((n) => `<li>${label ? `${escapeHtml(label)}: ` : ''}${escapeHtml(n)}</li>`);
-  });
+  const notes = records.flatMap(({ record, label }) =>
+    recordNotes(record).map((n) => `<li>${label ? `${escapeHtml(label)}: ` : ''}${escapeHtml(n)}</li>`),
+  );
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
