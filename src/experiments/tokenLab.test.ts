@@ -57,6 +57,10 @@ describe('overlongPenalty (DAPO soft overlong punishment)', () => {
     expect(overlongPenalty(25, 25, 5)).toBeCloseTo(-1, 12);
     expect(overlongPenalty(30, 25, 5)).toBe(-1);
   });
+
+  it('refuses a ramp of length 0 (it would divide by zero)', () => {
+    expect(() => overlongPenalty(25, 25, 0)).toThrow(/overlong_buffer: expected a number > 0, got 0/);
+  });
 });
 
 describe('measureEpisodes', () => {

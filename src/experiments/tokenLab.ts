@@ -297,8 +297,18 @@ export function measureEpisodes(episodes: readonly TokenEpisode[]): EpisodeMeasu
   };
 }
 
-/** DAPO's soft overlong penalty for a length `L` (see {@link TruncationPolicy}). */
+/**
+ * DAPO's soft overlong penalty (verl `DAPORewardManager` with `overlong_buffer.penalty_factor = 1`) for
+ * a transcript of `length` tokens under budget `maxLength` with ramp `buffer` (L_cache):
+ * 0 for `L ≤ max − buffer`, `(max − buffer − L)/buffer` up to `max` (reaching −1 there), −1 beyond.
+ * Errors: BAD_ARGUMENT for `buffer` not > 0 (the ramp would divide by 0).
+ */
 export function overlongPenalty(length: number, maxLength: number, buffer: number): number {
+  if (!(buffer > 0)) {
+    throw new LabError('BAD_ARGUMENT', `overlong_buffer: expected a number > 0, got ${buffer}`, {
+      details: { field: 'overlong_buffer', value: buffer },
+    });
+  }
   const start = maxLength - buffer;
   if (length <= start) return 0;
   if (length <= maxLength) return (start - length) / buffer;

@@ -196,4 +196,10 @@ describe('reinforceGradient', () => {
     adv[4] = Number.NaN;
     expect(() => reinforceGradient(createLogits(), batch.episodes, adv)).toThrowError(/row 4/);
   });
+
+  it('ascend refuses a gradient of the wrong length and leaves the table untouched', () => {
+    const z = createLogits();
+    expect(() => ascend(z, [1, 2, 3], 1)).toThrowError(/grad: expected 24 entries, got 3/);
+    expect(Array.from(z).every((v) => v === 0)).toBe(true);
+  });
 });

@@ -151,8 +151,17 @@ export function reinforceGradient(
   return out;
 }
 
-/** z <- z + lr * grad (gradient ascent on J), in place. Returns the L2 norm of grad. */
+/**
+ * `z ← z + lr·grad` (gradient ascent on J, plain SGD as the course's teaching code), in place; returns
+ * `‖grad‖₂`. Errors: SHAPE_MISMATCH when `grad` and `logits` differ in length (a short gradient would
+ * write NaN into the table).
+ */
 export function ascend(logits: Float64Array, grad: ArrayLike<number>, lr: number): number {
+  if (grad.length !== logits.length) {
+    throw new LabError('SHAPE_MISMATCH', `grad: expected ${logits.length} entries, got ${grad.length}`, {
+      details: { field: 'grad', expected: logits.length, actual: grad.length },
+    });
+  }
   let sq = 0;
   for (let j = 0; j < logits.length; j++) {
     const g = grad[j] as number;
