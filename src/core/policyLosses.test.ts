@@ -160,6 +160,28 @@ describe('bad input is a LabError naming the field', () => {
     }
     expectLabError(() => policyLossReinforce(bad, lp, adv, mask, shape), 'NON_FINITE', 'rollout_log_prob');
   });
+  it('non-finite padding: NON_FINITE where verl multiplies it into a row (GSPO valid rows, GMPO all rows)', () => {
+    const pad = Float64Array.from(lp);
+    pad[5] = Number.NaN; // row 1, token 2 is padding
+    expectLabError(
+      () => policyLossGspo(old, pad, adv, mask, shape),
+      'NON_FINITE',
+      'log_prob',
+      'row 1, token 2',
+    );
+    expectLabError(
+      () => policyLossGeoMean(old, pad, adv, mask, shape),
+      'NON_FINITE',
+      'log_prob',
+      'row 1, token 2',
+    );
+    // a fully masked row drops out of GSPO's seq-mean-token-mean but not out of GMPO's plain mean
+    const m2 = Uint8Array.of(1, 1, 1, 0, 0, 0);
+    expect(Number.isFinite(policyLossGspo(old, pad, adv, m2, shape).loss)).toBe(true);
+    expectLabError(() => policyLossGeoMean(old, pad, adv, m2, shape), 'NON_FINITE', 'row 1, token 2');
+    // token-mean losses that compute per token ignore padding, as verl
+    expect(Number.isFinite(policyLossGpg(old, pad, adv, mask, shape).loss)).toBe(true);
+  });
   it('shape mismatch, bad mask, bad mode, bad tau', () => {
     expectLabError(() => policyLossGpg(old, lp.subarray(1), adv, mask, shape), 'SHAPE_MISMATCH', 'log_prob');
     expectLabError(

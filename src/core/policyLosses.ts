@@ -91,6 +91,43 @@ function validate(
   return w;
 }
 
+/**
+ * Losses that reduce each row with a plain product `x·m` before anything else (GSPO's sequence
+ * ratio, GMPO's means) turn a non-finite padded value into a NaN loss in verl; the lab raises
+ * NON_FINITE there instead. `rowsThatCount`: 'valid' when fully masked rows drop out of the
+ * aggregation (GSPO), 'all' when every row enters the mean (GMPO).
+ */
+function checkPaddingFinite(
+  fields: ReadonlyArray<readonly [FloatArray | null, string]>,
+  mask: MaskArray,
+  shape: Shape2,
+  rowsThatCount: 'valid' | 'all',
+  loss: string,
+): void {
+  const { rows, cols } = shape;
+  for (let b = 0; b < rows; b++) {
+    const base = b * cols;
+    if (rowsThatCount === 'valid') {
+      let any = false;
+      for (let t = 0; t < cols && !any; t++) any = mask[base + t] !== 0;
+      if (!any) continue;
+    }
+    for (let t = 0; t < cols; t++) {
+      if (mask[base + t] !== 0) continue;
+      for (const [arr, name] of fields) {
+        const v = arr ? (arr[base + t] as number) : 0;
+        if (!Number.isFinite(v)) {
+          throw new LabError(
+            'NON_FINITE',
+            `${name}: value ${v} at row ${b}, token ${t} (mask 0) makes the ${loss} loss NaN in verl (it multiplies by the mask)`,
+            { details: { field: name, row: b, token: t, value: v } },
+          );
+        }
+      }
+    }
+  }
+}
+
 function maskedMean(sum: number, mask: MaskArray): number {
   let n = 0;
   for (let i = 0; i < mask.length; i++) n += mask[i] as number;
@@ -116,6 +153,16 @@ export function policyLossGspo(
   options: ClipRatioOptions & CommonLossOptions = {},
 ): PolicyLossOutput {
   const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  checkPaddingFinite(
+    [
+      [oldLogProb, 'old_log_prob'],
+      [logProb, 'log_prob'],
+    ],
+    responseMask,
+    shape,
+    'valid',
+    'GSPO',
+  );
   const { low, high } = clipBounds(options);
   const agg = options.agg ?? {};
   resolveAggOptions(agg);
@@ -293,6 +340,18 @@ export function policyLossGeoMean(
   options: ClipRatioOptions & { rolloutIsWeights?: FloatArray | null } = {},
 ): GeoMeanLossOutput {
   const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
+  checkPaddingFinite(
+    [
+      [oldLogProb, 'old_log_prob'],
+      [logProb, 'log_prob'],
+      [advantages, 'advantages'],
+      [w, 'rollout_is_weights'],
+    ],
+    responseMask,
+    shape,
+    'all',
+    'GMPO',
+  );
   const { low, high } = clipBounds(options);
   const { rows, cols } = shape;
   const perSequenceLoss = new Float64Array(rows);
