@@ -4,18 +4,19 @@
  * returns outputs keyed like verl's. `returns_is_same_object` is reported from the lab's own result
  * (`returns === advantages`), so it is compared, not assumed.
  */
-import { grpoAdvantage, grpoVectorizedAdvantage } from '../advantage.js';
+import { GRPO_DEFAULTS, grpoAdvantage, grpoVectorizedAdvantage } from '../advantage.js';
 import type { GroupLabel, MaskArray, Shape2 } from '../batch.js';
 import { LabError } from '../errors.js';
 import { gaeAdvantageReturn } from '../gae.js';
-import { gpgAdvantage } from '../gpg.js';
+import { GPG_DEFAULTS, gpgAdvantage } from '../gpg.js';
 import { asTorchIndex, groupMeanStd } from '../groupwise.js';
-import { grpoPasskAdvantage } from '../grpoPassk.js';
+import { grpoPasskAdvantage, PASSK_DEFAULTS } from '../grpoPassk.js';
 import { computeRewards } from '../klReward.js';
 import { maskedMean, maskedRowMeans, maskedRowSums, maskedSum, maskedVar, maskedWhiten } from '../masked.js';
 import { opoAdvantage } from '../opo.js';
 import {
   multiTurnOptimalTokenBaselineAdvantage,
+  type OptimalTokenBaselineOptions,
   optimalTokenBaselineAdvantage,
 } from '../optimalTokenBaseline.js';
 import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from '../reinforcePlusPlus.js';
@@ -108,31 +109,24 @@ function stdFlag(v: unknown): 'unbiased' | 'none' {
   return v === false ? 'none' : 'unbiased';
 }
 
-const grpo: Adapter = {
-  run(inputs, config) {
-    const { rewards, mask, shape } = batch(inputs);
-    const a = args(config);
-    const epsilon = (a.epsilon as number | undefined) ?? 1e-6;
-    const result = grpoAdvantage(rewards, mask, labels(inputs.index, 'index'), shape, {
-      std: stdFlag(a.norm_adv_by_std_in_grpo),
-      epsilon,
-    });
-    return advantageOutputs(result, shape);
-  },
-};
+/** The loop and vectorized GRPO kernels take the same verl arguments: `epsilon`, `norm_adv_by_std_in_grpo`. */
+function grpoAdapter(kernel: typeof grpoAdvantage | typeof grpoVectorizedAdvantage): Adapter {
+  return {
+    run(inputs, config) {
+      const { rewards, mask, shape } = batch(inputs);
+      const a = args(config);
+      const epsilon = (a.epsilon as number | undefined) ?? GRPO_DEFAULTS.epsilon;
+      const result = kernel(rewards, mask, labels(inputs.index, 'index'), shape, {
+        std: stdFlag(a.norm_adv_by_std_in_grpo),
+        epsilon,
+      });
+      return advantageOutputs(result, shape);
+    },
+  };
+}
 
-const grpoVectorized: Adapter = {
-  run(inputs, config) {
-    const { rewards, mask, shape } = batch(inputs);
-    const a = args(config);
-    const epsilon = (a.epsilon as number | undefined) ?? 1e-6;
-    const result = grpoVectorizedAdvantage(rewards, mask, labels(inputs.index, 'index'), shape, {
-      std: stdFlag(a.norm_adv_by_std_in_grpo),
-      epsilon,
-    });
-    return advantageOutputs(result, shape);
-  },
-};
+const grpo = grpoAdapter(grpoAdvantage);
+const grpoVectorized = grpoAdapter(grpoVectorizedAdvantage);
 
 const rloo: Adapter = {
   run(inputs) {
@@ -161,7 +155,7 @@ const opo: Adapter = {
 const gpg: Adapter = {
   run(inputs, config) {
     const { rewards, mask, shape } = batch(inputs);
-    const fNorm = (args(config).f_norm as number | undefined) ?? 1;
+    const fNorm = (args(config).f_norm as number | undefined) ?? GPG_DEFAULTS.fNorm;
     return advantageOutputs(
       gpgAdvantage(rewards, mask, labels(inputs.index, 'index'), shape, { fNorm }),
       shape,
@@ -207,7 +201,7 @@ const grpoPassk: Adapter = {
     const index = labels(inputs[indexKey], indexKey);
     const { rewards, mask, shape } = batch(inputs, index.length);
     const std = stdFlag(algo(config).norm_adv_by_std_in_grpo);
-    const epsilon = (args(config).epsilon as number | undefined) ?? 1e-6;
+    const epsilon = (args(config).epsilon as number | undefined) ?? PASSK_DEFAULTS.epsilon;
     return advantageOutputs(grpoPasskAdvantage(rewards, mask, index, shape, { std, epsilon }), shape);
   },
 };
@@ -261,7 +255,8 @@ const maskedHelpers: Adapter = {
 
 const groupMeanStdAdapter: Adapter = {
   run(inputs, config) {
-    const eps = (args(config).eps as number | undefined) ?? 1e-6;
+    // an absent eps leaves groupMeanStd's own default (verl's 1e-6)
+    const eps = args(config).eps as number | undefined;
     const r = groupMeanStd(vector(inputs.scores, 'scores'), vector(inputs.gidx, 'gidx'), eps);
     return { mean: Array.from(r.mean), std: Array.from(r.std), count: Array.from(r.count) };
   },
@@ -273,12 +268,22 @@ const asTorchIndexAdapter: Adapter = {
   },
 };
 
-/** `config.args.rollout_is_weights: true` means: pass the case's `rollout_is_weights` input. */
+/**
+ * `config.args.rollout_is_weights: true` means: pass the case's `rollout_is_weights` input. An absent
+ * `handle_zero_tail` or `epsilon` leaves the kernel's own default (which differs between the plain and
+ * the multi-turn estimator for the tail, as in verl).
+ */
 function otbAdapter(kernel: typeof optimalTokenBaselineAdvantage): Adapter {
   return {
     run(inputs, config) {
       const { rewards, mask, shape } = batch(inputs);
       const a = args(config);
+      const options: OptimalTokenBaselineOptions = {};
+      if (typeof a.handle_zero_tail === 'boolean') options.zeroTail = a.handle_zero_tail ? 'zero' : 'keep';
+      if (typeof a.epsilon === 'number') options.epsilon = a.epsilon;
+      if (a.rollout_is_weights === true) {
+        options.rolloutIsWeights = matrix(inputs.rollout_is_weights, 'rollout_is_weights').data;
+      }
       const result = kernel(
         rewards,
         mask,
@@ -286,13 +291,7 @@ function otbAdapter(kernel: typeof optimalTokenBaselineAdvantage): Adapter {
         matrix(inputs.old_log_probs, 'old_log_probs').data,
         matrix(inputs.sum_pi_squared, 'sum_pi_squared').data,
         shape,
-        {
-          zeroTail: a.handle_zero_tail === true ? 'zero' : 'keep',
-          epsilon: (a.epsilon as number | undefined) ?? 1e-8,
-          ...(a.rollout_is_weights === true
-            ? { rolloutIsWeights: matrix(inputs.rollout_is_weights, 'rollout_is_weights').data }
-            : {}),
-        },
+        options,
       );
       return {
         advantages: nested(result.advantages, shape),
