@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { conformanceCommand } from './conformance.js';
+import { conformanceCommand, coverageLines } from './conformance.js';
 
 async function golden(data: unknown): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'labs-golden-'));
@@ -24,6 +24,25 @@ async function run(file: string): Promise<{ code: number; out: string }> {
     spy.mockRestore();
   }
 }
+
+describe('coverageLines', () => {
+  it('counts cases per verl function by status and names the golden commit', () => {
+    const lines = coverageLines(
+      [
+        { fn: 'compute_a', status: 'matched' },
+        { fn: 'compute_b', status: 'unsupported' },
+        { fn: 'compute_a', status: 'deviation' },
+        { fn: 'compute_a', status: 'matched' },
+      ],
+      { verl_commit: 'abc123' },
+    );
+    expect(lines[0]).toBe('golden outputs of verl at commit abc123, per function:');
+    const text = lines.join('\n');
+    // cases, matched, mismatched, deviation, unsupported
+    expect(text).toMatch(/^compute_a\s+3\s+2\s+0\s+1\s+0$/m);
+    expect(text).toMatch(/^compute_b\s+1\s+0\s+0\s+0\s+1$/m);
+  });
+});
 
 describe('labs conformance', () => {
   it('refuses a golden file with an empty cases array instead of passing with 0 matched', async () => {
@@ -49,5 +68,11 @@ describe('labs conformance', () => {
     const matched = Number(/^(\d+) matched/m.exec(out)?.[1]);
     expect(matched).toBeGreaterThan(0);
     expect(out).not.toContain('no case was compared');
+    expect(out).toContain('golden outputs of verl at commit b178a3cd');
+    expect(out).toMatch(/^compute_grpo_outcome_advantage\s+\d+\s+\d+/m);
+    // The summary stays the last line (scripts read it with tail -1).
+    expect(out.trimEnd().split('\n').at(-1)).toMatch(
+      /^\d+ matched, \d+ mismatched, \d+ deviations, \d+ unsupported$/,
+    );
   });
 });

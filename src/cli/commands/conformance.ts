@@ -2,7 +2,41 @@ import { readFile } from 'node:fs/promises';
 import { allAdapters } from '../../core/conformance/adapters.js';
 import { parseGoldenFile, runConformance } from '../../core/conformance/runner.js';
 import { LabError } from '../../core/errors.js';
+import { table } from '../../report/text.js';
 import type { ParsedCli } from '../parse.js';
+
+type Status = 'matched' | 'mismatched' | 'deviation' | 'unsupported';
+
+/**
+ * What was compared: the verl commit the golden file was generated from and, per verl function, how
+ * many of its cases matched, mismatched, deviated (declared difference) or had no adapter.
+ */
+export function coverageLines(
+  cases: readonly { fn: string; status: Status }[],
+  meta: Record<string, unknown>,
+): string[] {
+  const byFn = new Map<string, Record<Status, number>>();
+  for (const c of cases) {
+    const row = byFn.get(c.fn) ?? { matched: 0, mismatched: 0, deviation: 0, unsupported: 0 };
+    row[c.status] += 1;
+    byFn.set(c.fn, row);
+  }
+  const commit = typeof meta.verl_commit === 'string' ? meta.verl_commit : 'unknown';
+  return [
+    `golden outputs of verl at commit ${commit}, per function:`,
+    table(
+      ['verl function', 'cases', 'matched', 'mismatched', 'deviation', 'unsupported'],
+      [...byFn].map(([fn, r]) => [
+        fn,
+        r.matched + r.mismatched + r.deviation + r.unsupported,
+        r.matched,
+        r.mismatched,
+        r.deviation,
+        r.unsupported,
+      ]),
+    ),
+  ];
+}
 
 export async function conformanceCommand(p: Extract<ParsedCli, { command: 'conformance' }>): Promise<number> {
   let text: string;
@@ -44,6 +78,7 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
       ...new Set(result.cases.filter((r) => r.status === 'unsupported').map((r) => r.fn)),
     ];
     if (unsupportedFns.length) lines.push(`unsupported functions: ${unsupportedFns.join(', ')}`);
+    lines.push(...coverageLines(result.cases, golden.meta ?? {}), '');
     lines.push(summary);
     if (compared === 0) lines.push('no case was compared: every function in the file is unsupported');
     process.stdout.write(`${lines.join('\n')}\n`);
