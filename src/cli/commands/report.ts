@@ -10,7 +10,9 @@ export async function reportCommand(p: Extract<ParsedCli, { command: 'report' }>
   for (const file of p.records) records.push(await readRecord(file));
   const { writeHtmlReport } = await import('../../report/html.js');
   const result = await writeHtmlReport(records, { html: p.html, png: p.png, sources: p.records });
-  const lines = [`report: ${result.html} (${result.plotted.length} plots: ${result.plotted.join(', ')})`];
+  const n = result.plotted.length;
+  const plotted = n === 0 ? 'no plots' : `${n} plot${n === 1 ? '' : 's'}: ${result.plotted.join(', ')}`;
+  const lines = [`report: ${result.html} (${plotted})`];
   for (const o of result.omitted) lines.push(`note: ${o}`);
   for (const png of result.pngs) lines.push(`png: ${png}`);
   process.stdout.write(`${lines.join('\n')}\n`);
