@@ -286,7 +286,22 @@ function vanillaRows(
   let check = 0;
   for (let b = b0; b < b1; b++) {
     const start = b * cols;
-    const end = start + cols;
+    const rowEnd = start + cols;
+    // The right-padding tail is filled in bulk (and, where verl multiplies padding in, checked);
+    // holes inside the row take the per-token branch below.
+    let end = rowEnd;
+    while (end > start && mask[end - 1] === 0) end--;
+    if (end < rowEnd) {
+      out.fill(0, end, rowEnd);
+      if (padCheck) {
+        for (let i = end; i < rowEnd; i++) {
+          const dp = (lp[i] as number) - (old[i] as number);
+          const ap = adv[i] as number;
+          check += dp - dp + (ap - ap);
+          if (w !== null) check += (w[i] as number) - (w[i] as number);
+        }
+      }
+    }
     let sum = 0;
     let n = 0;
     for (let i = start; i < end; i++) {
