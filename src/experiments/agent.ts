@@ -38,6 +38,7 @@ import {
   reinforceGradient,
   updateDiagnostics,
 } from '../train/groupReinforce.js';
+import { parseConfig } from './options.js';
 import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -115,18 +116,7 @@ interface AgentConfig {
 
 /** Merges defaults and validates every field (run() may be called without the CLI). */
 function readConfig(config: Record<string, unknown>): AgentConfig {
-  const shape = Object.fromEntries(
-    Object.entries(AGENT_OPTIONS).map(([k, spec]) => [k, spec.schema.default(spec.default as never)]),
-  );
-  const parsed = z.strictObject(shape).safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue?.path.join('.') ?? '?';
-    throw new LabError('BAD_OPTION_VALUE', `agent: option '${key}': ${issue?.message ?? 'invalid'}`, {
-      details: { field: key },
-    });
-  }
-  return parsed.data as unknown as AgentConfig;
+  return parseConfig('agent', AGENT_OPTIONS, config) as unknown as AgentConfig;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
  */
 
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
+import { parseConfig } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -37,8 +38,9 @@ import { VERSION } from './version.js';
 // --- config -----------------------------------------------------------------------------------------
 export const AGGREGATION_OPTIONS: OptionTable = tokenLabOptions({}, TRUNCATION_ONLY_KEYS);
 
-function runAggregation(config: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runAggregation(input: Record<string, unknown>, ctx: RunContext): RunRecord {
   const start = performance.now();
+  const config = parseConfig('aggregation', AGGREGATION_OPTIONS, input); // run() may be called without the CLI
   const cfg = tokenLabConfig(config);
 
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------

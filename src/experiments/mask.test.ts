@@ -63,6 +63,11 @@ describe('mask experiment', async () => {
     expect(c.metrics).not.toEqual(a.metrics);
   });
 
+  it('validates a config passed to run() directly (without resolveConfig)', () => {
+    expect(() => mask.run({ updates: 0 }, { seed: 1 })).toThrow(/mask: option 'updates'/);
+    expect(() => mask.run({ loss_agg_mode: 'mean' }, { seed: 1 })).toThrow(/loss_agg_mode/);
+  });
+
   it('rejects unknown options and bad values', () => {
     expect(() => resolveConfig('mask', mask.options, ['nope=1'])).toThrow(/unknown --set key/);
     expect(() => resolveConfig('mask', mask.options, ['loss_agg_mode=mean'])).toThrow(/loss_agg_mode/);

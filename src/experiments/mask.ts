@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
+import { parseConfig } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -44,8 +45,9 @@ export const MASK_OPTIONS: OptionTable = {
   },
 };
 
-function runMask(config: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
   const start = performance.now();
+  const config = parseConfig('mask', MASK_OPTIONS, input); // run() may be called without the CLI
   const cfg = tokenLabConfig(config);
   const mode = config.loss_agg_mode as LossAggMode;
 

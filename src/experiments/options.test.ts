@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { labErrorOf } from '../../test/support/labError.js';
-import { parseSetPair, resolveConfig } from './options.js';
+import { parseConfig, parseSetPair, resolveConfig } from './options.js';
 import type { OptionTable } from './types.js';
 
 const table: OptionTable = {
@@ -51,5 +51,22 @@ describe('resolveConfig error reasons', () => {
     const e = labErrorOf(() => resolveConfig('x', table, ['lr=-1']));
     expect(e.message).not.toMatch(/received string/);
     expect(e.message).toMatch(/lr=-1/);
+  });
+});
+
+describe('parseConfig (run() called without the CLI)', () => {
+  it('fills defaults for missing keys and returns a resolved config unchanged, key order included', () => {
+    expect(parseConfig('x', table, { lr: 2 })).toEqual({ lr: 2, std: 'population', updates: 300, tag: '1' });
+    const resolved = resolveConfig('x', table, ['updates=7', 'std=none']);
+    expect(JSON.stringify(parseConfig('x', table, resolved))).toBe(JSON.stringify(resolved));
+  });
+
+  it('refuses unknown keys and invalid values, naming the experiment and the option', () => {
+    const unknown = labErrorOf(() => parseConfig('mask', table, { learning_rate: 1 }));
+    expect(unknown.code).toBe('BAD_OPTION_VALUE');
+    expect(unknown.message).toContain('mask: option');
+    expect(unknown.message).toContain('learning_rate');
+    const bad = labErrorOf(() => parseConfig('mask', table, { updates: 0 }));
+    expect(bad.message).toMatch(/^mask: option 'updates': /);
   });
 });

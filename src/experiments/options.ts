@@ -3,6 +3,7 @@
  * Defaults are merged once; every value is validated by the option's zod schema; unknown keys and
  * invalid values are LabErrors that name the key.
  */
+import { z } from 'zod';
 import { LabError } from '../core/errors.js';
 import type { JsonValue, OptionTable } from './types.js';
 
@@ -69,4 +70,29 @@ export function resolveConfig(
     config[key] = parsed.data;
   }
   return config as Record<string, JsonValue>;
+}
+
+/**
+ * The config an experiment's `run` actually uses, validated again because `run` may be called without
+ * the CLI: every option of `table` with its default filled in where `config` lacks it, each value
+ * checked by its zod schema, unknown keys refused. For a config from {@link resolveConfig} the values
+ * come back unchanged. Errors: BAD_OPTION_VALUE `'<experiment>: option '<key>': <reason>'`.
+ */
+export function parseConfig(
+  experiment: string,
+  table: OptionTable,
+  config: Record<string, unknown>,
+): Record<string, JsonValue> {
+  const shape = Object.fromEntries(
+    Object.entries(table).map(([k, spec]) => [k, spec.schema.default(spec.default as never)]),
+  );
+  const parsed = z.strictObject(shape).safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue?.path.join('.') ?? '?';
+    throw new LabError('BAD_OPTION_VALUE', `${experiment}: option '${key}': ${issue?.message ?? 'invalid'}`, {
+      details: { field: key },
+    });
+  }
+  return parsed.data as Record<string, JsonValue>;
 }

@@ -38,6 +38,7 @@ import {
 import { evaluatePolicy } from '../train/evaluate.js';
 import type { RolloutMode } from '../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../train/generationLength.js';
+import { parseConfig } from './options.js';
 import type { Experiment, JsonValue, OptionTable, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -169,18 +170,7 @@ export function parseRows(text: string): RowSpec[] {
 }
 
 function readConfig(config: Record<string, unknown>): RolloutConfig {
-  const shape = Object.fromEntries(
-    Object.entries(ROLLOUT_OPTIONS).map(([k, spec]) => [k, spec.schema.default(spec.default as never)]),
-  );
-  const parsed = z.strictObject(shape).safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue?.path.join('.') ?? '?';
-    throw new LabError('BAD_OPTION_VALUE', `rollout: option '${key}': ${issue?.message ?? 'invalid'}`, {
-      details: { field: key },
-    });
-  }
-  return parsed.data as unknown as RolloutConfig;
+  return parseConfig('rollout', ROLLOUT_OPTIONS, config) as unknown as RolloutConfig;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
+import { parseConfig } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -71,8 +72,9 @@ export function checkTruncationBudgets(cfg: TokenLabConfig): void {
   }
 }
 
-function runTruncation(config: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunRecord {
   const start = performance.now();
+  const config = parseConfig('truncation', TRUNCATION_OPTIONS, input); // run() may be called without the CLI
   const cfg = tokenLabConfig(config);
   checkTruncationBudgets(cfg);
   const mode = config.loss_agg_mode as LossAggMode;
