@@ -4,6 +4,16 @@
  */
 export type Cell = string | number | boolean | null | undefined;
 
+/** A record value read as a number: itself when it is one, NaN otherwise (shown as 'NaN' by {@link formatNumber}). */
+export function numberOf(v: unknown): number {
+  return typeof v === 'number' ? v : Number.NaN;
+}
+
+/**
+ * One cell as text: '-' for null/undefined, 'yes'/'no' for booleans, strings as they are, integers
+ * below 1e9 in full, 'NaN' / 'inf' / '-inf', tiny or huge magnitudes in exponent form, anything else
+ * with `digits` significant digits (trailing zeros dropped).
+ */
 export function formatNumber(v: Cell, digits = 4): string {
   if (v === null || v === undefined) return '-';
   if (typeof v === 'boolean') return v ? 'yes' : 'no';

@@ -5,10 +5,10 @@
  * zero-variance accounting and the batch's token denominators; the headline last.
  */
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
+import { type Cell, formatNumber, numberOf, table } from '../text.js';
 
 type Row = Record<string, JsonValue>;
-const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : Number.NaN);
+const num = numberOf;
 const PRESET_COLUMNS = ['teaching', 'trl', 'openrlhf', 'nemo-rl'] as const;
 
 /** A preset's value for member j, marked `*` when it differs from verl's by more than 1e-7. */

@@ -3,10 +3,10 @@
  * course's all-wrong -> all-right story, with the theory at init), held-out outcomes before/after,
  * the learned action probabilities, notes, and last the before/after headline line.
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { formatNumber, table } from '../text.js';
+import type { RunRecord } from '../../experiments/types.js';
+import { formatNumber, numberOf, table } from '../text.js';
 
-const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : Number.NaN);
+const num = numberOf;
 const thousands = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
 
 /** Updates shown in the group-kind table: 1, 2, 5, 10, 20, 50, ... and the last one. */

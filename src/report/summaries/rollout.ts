@@ -4,10 +4,10 @@
  * headline comparing each async row with sync.
  */
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
+import { type Cell, formatNumber, numberOf, table } from '../text.js';
 
 type Row = Record<string, JsonValue>;
-const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : Number.NaN);
+const num = numberOf;
 const cell = (v: JsonValue | undefined): Cell => (typeof v === 'number' || typeof v === 'string' ? v : null);
 
 export function formatRollout(record: RunRecord): string {
