@@ -144,6 +144,16 @@ describe('agent experiment: theory and knobs', () => {
     });
   });
 
+  it('refuses a batch too large to hold (Node used to abort with heap out of memory), naming the options', async () => {
+    const p = run({ groups_per_update: 250_000, group_size: 8, updates: 1, eval_tasks: 1 }, 1);
+    await expect(p).rejects.toMatchObject({
+      code: 'BAD_OPTION_VALUE',
+      message: expect.stringContaining('groups_per_update x group_size = 250000 x 8 = 2000000'),
+    });
+    expect(() => resolveConfig('agent', agent.options, ['updates=1e9'])).toThrowError(/updates/);
+    expect(() => resolveConfig('agent', agent.options, ['eval_tasks=1e9'])).toThrowError(/eval_tasks/);
+  });
+
   it('every knob is settable through --set and validated there', () => {
     const cfg = resolveConfig('agent', agent.options, [
       'std=unbiased',

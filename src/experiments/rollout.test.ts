@@ -114,6 +114,13 @@ describe('rollout experiment', () => {
     await expect(run(1, { tis_cap: 0 })).rejects.toThrow(/tis_cap/);
   });
 
+  it('refuses more episodes in flight than memory holds, naming the options', async () => {
+    await expect(run(1, { workers: 100_000, group_size: 16 })).rejects.toThrow(
+      /\(workers \+ groups_per_update\) x group_size = \(100000 \+ 4\) x 16 = 1600064/,
+    );
+    await expect(run(1, { updates: 1e9 })).rejects.toThrow(/updates/);
+  });
+
   it('names length_max when it is below the 4-token floor per action (was an error about "min (4)")', async () => {
     await expect(run(1, { length_max: 3 })).rejects.toThrow(/length_max/);
     expect(rollout.options.length_max?.schema.safeParse(4).success).toBe(true);

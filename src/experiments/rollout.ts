@@ -48,8 +48,14 @@ import { VERSION } from './version.js';
 // waits for its slowest group) while the async trainer is busy most of the time.
 // ---------------------------------------------------------------------------------------------------
 
-const int = (min: number) => z.number().int().min(min);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const positive = z.number().positive().finite();
+
+/**
+ * Episodes the simulation may hold at once: W workers' groups in flight plus K queued groups, of G
+ * episodes each. Far beyond 10^6 Node aborts with "heap out of memory" instead of an error.
+ */
+export const MAX_ROLLOUT_EPISODES = 1_000_000;
 
 export const DEFAULT_ROWS =
   'sync,bounded:none,bounded:is,bounded:tis,admission:none,unbounded:none,unbounded:is,unbounded:tis,unbounded:drop';
@@ -70,11 +76,15 @@ export const ROLLOUT_OPTIONS: OptionTable = {
     default: 2,
     help: 'truncation cap of tis: w = min(ratio, cap) (verl rollout_is_threshold, default 2.0)',
   },
-  workers: { schema: int(1), default: 48, help: 'W rollout workers, each generating one group at a time' },
-  groups_per_update: { schema: int(1), default: 16, help: 'K groups (tasks) per trainer step' },
-  group_size: { schema: int(1), default: 8, help: 'G samples per task' },
+  workers: {
+    schema: int(1, 100_000),
+    default: 48,
+    help: 'W rollout workers, each generating one group at a time',
+  },
+  groups_per_update: { schema: int(1, 100_000), default: 16, help: 'K groups (tasks) per trainer step' },
+  group_size: { schema: int(1, 4096), default: 8, help: 'G samples per task' },
   updates: {
-    schema: int(1),
+    schema: int(1, 100_000),
     default: 150,
     help: 'trainer steps per row; consumed trajectories = K x G x updates',
   },
@@ -111,7 +121,7 @@ export const ROLLOUT_OPTIONS: OptionTable = {
     help: "group std of the GRPO advantage: 'population' (the course), 'unbiased' (verl), 'none'",
   },
   eval_tasks: {
-    schema: int(1),
+    schema: int(1, 1_000_000),
     default: 400,
     help: 'held-out evaluation tasks (the agent experiment stream)',
   },
@@ -181,6 +191,14 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
   checkOperandRange(operands);
+  const held = (cfg.workers + cfg.groups_per_update) * cfg.group_size;
+  if (held > MAX_ROLLOUT_EPISODES) {
+    throw new LabError(
+      'BAD_OPTION_VALUE',
+      `(workers + groups_per_update) x group_size = (${cfg.workers} + ${cfg.groups_per_update}) x ${cfg.group_size} = ${held} episodes in flight exceeds ${MAX_ROLLOUT_EPISODES} (memory)`,
+      { details: { field: 'workers', value: held } },
+    );
+  }
   const U = cfg.updates;
 
   // Setup: every row replays the same seeded streams; held-out tasks are the agent experiment's.
