@@ -1,6 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { quantile, quantileOfSorted, summarize } from './stats.js';
+import { quantile, quantileOfSorted, summarize, tQuantile975 } from './stats.js';
+
+describe('tQuantile975', () => {
+  it('matches printed t tables beyond df = 30 (the normal 1.96 was up to 4% low there)', () => {
+    // Two-sided 95% critical values from standard t tables.
+    const table: [number, number][] = [
+      [31, 2.0395],
+      [40, 2.0211],
+      [60, 2.0003],
+      [120, 1.9799],
+      [1000, 1.9623],
+    ];
+    for (const [df, t] of table) expect(Math.abs(tQuantile975(df) - t)).toBeLessThan(2e-4);
+    expect(tQuantile975(30)).toBe(2.042);
+  });
+});
 
 describe('summarize', () => {
   it('computes mean, sample std and a t-based CI by hand on a small list', () => {
