@@ -70,6 +70,12 @@ describe('parseCli', () => {
     expect(parseCli(['run', '-e', 'agent', '--seeds', '1..2'])).toMatchObject({ seeds: [1, 2] });
   });
 
+  it('run --help points --set at labs list for the keys and their ranges', () => {
+    const h = parseCli(['run', '--help']);
+    expect(h.command).toBe('help');
+    if (h.command === 'help') expect(h.text.replace(/\s+/g, ' ')).toContain('`labs list` shows the keys');
+  });
+
   it('requires --experiment for run', () => {
     expect(cliError(['run']).message).toContain('--experiment');
   });

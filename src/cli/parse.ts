@@ -171,7 +171,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option(
       '--set <key=value>',
-      'set an experiment option (repeatable)',
+      'set an experiment option (repeatable); `labs list` shows the keys, defaults and accepted ranges',
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
