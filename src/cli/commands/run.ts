@@ -1,4 +1,7 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
@@ -8,9 +11,31 @@ import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 
+/**
+ * Creates `dir` and checks it is a writable directory before anything runs, so a bad `--out` (a file,
+ * a read-only place) fails in a second instead of after the run, losing it.
+ */
+async function ensureWritableDir(dir: string, flag: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (e) {
+    throw new LabError(
+      'IO_ERROR',
+      `${flag} ${dir}: cannot write there (${(e as Error).message}); nothing was run`,
+      {
+        cause: e,
+        details: { field: flag, file: dir },
+      },
+    );
+  }
+}
+
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
   const config = resolveConfig(experiment.name, experiment.options, p.sets);
+  await ensureWritableDir(p.out ?? 'runs', p.out ? '--out' : 'runs/');
+  if (p.html) await ensureWritableDir(dirname(p.html), '--html');
   const progress = createProgress(
     p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
     p.progress,

@@ -1,0 +1,43 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import type { ParsedCli } from '../parse.js';
+import { runCommand } from './run.js';
+
+const base: Extract<ParsedCli, { command: 'run' }> = {
+  command: 'run',
+  experiment: 'agent',
+  seeds: [7],
+  multi: false,
+  sets: [],
+  json: true,
+  out: null,
+  html: null,
+  progress: false,
+  debug: false,
+};
+
+describe('labs run output checks', () => {
+  it('fails before running when --out is not a writable directory (a run was lost after it finished)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-run-out-'));
+    const file = join(dir, 'not-a-dir');
+    await writeFile(file, 'x');
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      await expect(runCommand({ ...base, out: file })).rejects.toMatchObject({
+        code: 'IO_ERROR',
+        message: expect.stringMatching(/^--out .*not-a-dir: cannot write there .*; nothing was run$/),
+      });
+      await expect(
+        runCommand({ ...base, out: join(dir, 'out'), html: join(file, 'r.html') }),
+      ).rejects.toMatchObject({
+        code: 'IO_ERROR',
+        message: expect.stringContaining('--html'),
+      });
+    } finally {
+      write.mockRestore();
+    }
+    expect(write).not.toHaveBeenCalled();
+  });
+});
