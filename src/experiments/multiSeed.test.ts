@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { LabError } from '../core/errors.js';
 import { runSeeds } from './multiSeed.js';
 import type { Experiment, RunRecord } from './types.js';
 
@@ -24,6 +25,21 @@ const toy: Experiment = {
 };
 
 describe('runSeeds', () => {
+  it('names the seed that failed, keeping the error code', async () => {
+    const flaky: Experiment = {
+      ...toy,
+      run(config, ctx) {
+        if (ctx.seed === 2) throw new LabError('NON_FINITE', 'update 3: logit 5 is Infinity');
+        return toy.run(config, ctx);
+      },
+    };
+    await expect(runSeeds(flaky, { k: 1 }, [1, 2, 3])).rejects.toMatchObject({
+      code: 'NON_FINITE',
+      message: 'seed 2: update 3: logit 5 is Infinity',
+      details: { seed: 2 },
+    });
+  });
+
   it('runs each seed and summarises numeric metrics and curves', async () => {
     const progress: number[] = [];
     const rec = await runSeeds(toy, { k: 1 }, [1, 2, 3], (d) => progress.push(d));

@@ -2,6 +2,7 @@
  * Run one experiment over many seeds and summarise every numeric metric (mean, std, min, max,
  * t-based 95% CI) and every per-update curve (mean and 95% band), as `--seeds A..B` prints.
  */
+import { isLabError, LabError } from '../core/errors.js';
 import { summarize } from '../core/stats.js';
 import type { Experiment, JsonValue, MetricSummary, MultiSeedRecord, RunRecord } from './types.js';
 import { VERSION } from './version.js';
@@ -78,7 +79,16 @@ export async function runSeeds(
     const ctx = onProgress
       ? { seed, onProgress: (d: number, t: number) => onProgress(i + (t > 0 ? d / t : 1), seeds.length) }
       : { seed };
-    runs.push(await experiment.run(config, ctx));
+    try {
+      runs.push(await experiment.run(config, ctx));
+    } catch (e) {
+      // Name the failing seed: `--seeds 1..20` failing at seed 13 is rerun with `--seed 13`.
+      if (!isLabError(e)) throw e;
+      throw new LabError(e.code, `seed ${seed}: ${e.message}`, {
+        cause: e,
+        details: { ...e.details, seed },
+      });
+    }
     onProgress?.(i + 1, seeds.length);
   }
   return summarizeRuns(experiment.name, config, runs, performance.now() - start);
