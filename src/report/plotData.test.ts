@@ -212,6 +212,38 @@ describe('several records overlaid', () => {
   });
 });
 
+describe('overlaid line plots: colour by series, line style by record', () => {
+  it("records each series' record and name within it, and says which line style is which record", () => {
+    const a = run(1, {
+      update: [0],
+      'group_kind.mixed': [0.5],
+      'group_kind.all_right': [0.1],
+      'success.train': [0.1],
+    });
+    const b = run(2, {
+      update: [0],
+      'group_kind.mixed': [0.4],
+      'group_kind.all_right': [0.2],
+      'success.train': [0.2],
+    });
+    const plan = planPlots([
+      { record: a, label: 'seed 1', source: 'a.json' },
+      { record: b, label: 'seed 2', source: 'b.json' },
+    ]);
+    const groups = plan.plots.find((p) => p.family === 'group_kind');
+    expect(groups?.overlay).toEqual({
+      record: [0, 0, 1, 1],
+      base: ['mixed', 'all_right', 'mixed', 'all_right'],
+      labels: ['seed 1', 'seed 2'],
+    });
+    expect(groups?.notes).toContain('line style by record: solid = seed 1; dashed = seed 2');
+    // One series per record: the name within the record is empty, so both share one colour.
+    expect(plan.plots.find((p) => p.family === 'success')?.overlay?.base).toEqual(['', '']);
+    // A single record is never an overlay.
+    expect(planPlots([{ record: a, label: '', source: 'a.json' }]).plots[0]?.overlay).toBeUndefined();
+  });
+});
+
 describe('recordLabels', () => {
   it('names what differs: experiment, seed, config keys', () => {
     const a = run(1, {}, { config: { lr: 0.5, mode: 'token-mean' } });

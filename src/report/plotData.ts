@@ -40,6 +40,12 @@ export interface PlotSpec {
   band: boolean;
   /** Short notes shown under the plot (what was changed or is missing). */
   notes: string[];
+  /**
+   * Overlays only: for each entry of `series`, the index of the record it comes from and its name
+   * within that record (`mixed` for `seed 8 · mixed`). Line plots colour by that name and dash by
+   * record, so the same curve of two records shares a colour instead of the palette running out.
+   */
+  overlay?: { record: number[]; base: string[]; labels: string[] };
 }
 
 export interface ReportPlan {
@@ -47,6 +53,9 @@ export interface ReportPlan {
   /** Plots that could not be drawn at all, and why. */
   omitted: string[];
 }
+
+/** How the records of an overlay are told apart in line plots, in record order (see plots.ts DASHES). */
+export const LINE_STYLE_NAMES = ['solid', 'dashed', 'dotted', 'dash-dot'];
 
 /** A record with the label that tells it apart from the others in the same report ('' when alone). */
 export interface LabeledRecord {
@@ -260,8 +269,10 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
     const notes: string[] = [];
     const points: PlotPoint[] = [];
     const series: string[] = [];
+    const seriesRecord: number[] = [];
+    const seriesBase: string[] = [];
     const missing: string[] = [];
-    for (const view of views) {
+    for (const [r, view] of views.entries()) {
       const got = hint?.table
         ? tablePoints(view, hint as PlotHint & { table: string })
         : curvePoints(view, family);
@@ -271,6 +282,13 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
       }
       points.push(...got.points);
       series.push(...got.series);
+      for (const name of got.series) {
+        seriesRecord.push(r);
+        // seriesName() gives `label · series` (several series) or just `label` (one series).
+        seriesBase.push(
+          view.label && name.startsWith(`${view.label} · `) ? name.slice(view.label.length + 3) : '',
+        );
+      }
     }
     if (series.length === 0) {
       omitted.push(`'${title}' omitted: ${missing.join('; ')}`);
@@ -296,6 +314,16 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
     }
     if (!hint?.table && views.every((v) => v.update === null)) notes.push('no curves.update: x is the index');
     if (band && banded) notes.push('shaded: 95% confidence band of the mean across seeds');
+    const used = [...new Set(seriesRecord)];
+    const overlay =
+      overlaid && kind === 'line' && used.length > 1
+        ? { record: seriesRecord, base: seriesBase, labels: views.map((v) => v.label) }
+        : undefined;
+    if (overlay) {
+      notes.push(
+        `line style by record: ${used.map((r) => `${LINE_STYLE_NAMES[r % LINE_STYLE_NAMES.length]} = ${views[r]?.label}`).join('; ')}`,
+      );
+    }
     plots.push({
       family,
       title,
@@ -306,6 +334,7 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
       points,
       band,
       notes,
+      ...(overlay ? { overlay } : {}),
     });
   }
   return { plots, omitted };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import type { PlotSpec } from './plotData.js';
-import { categoryOrder, legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
+import { categoryOrder, DASHES, legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
 
 function spec(over: Partial<PlotSpec>): PlotSpec {
   return {
@@ -109,6 +109,41 @@ describe('renderPlotSvg', () => {
       return Number(first?.getAttribute('height'));
     });
     for (let i = 1; i < heights.length; i++) expect(heights[i]).toBeGreaterThan(heights[i - 1] as number);
+  });
+});
+
+describe('overlaid line plots', () => {
+  it('give the same series of two records one colour and dash the second record, lines and legend', async () => {
+    const series = ['seed 1 · a', 'seed 1 · b', 'seed 2 · a', 'seed 2 · b'];
+    const points = series.flatMap((s, k) => [0, 1, 2].map((x) => ({ x, y: k + x / 10, series: s })));
+    const svg = await renderPlotSvg(
+      spec({
+        series,
+        points,
+        overlay: { record: [0, 0, 1, 1], base: ['a', 'b', 'a', 'b'], labels: ['seed 1', 'seed 2'] },
+      }),
+    );
+    const { group, document } = parse(svg);
+    const paths = [...(group('line')?.querySelectorAll('path') ?? [])];
+    const style = Object.fromEntries(
+      paths.map((p) => [
+        p.querySelector('title')?.textContent,
+        [p.getAttribute('stroke'), p.getAttribute('stroke-dasharray')],
+      ]),
+    );
+    expect(style).toEqual({
+      'seed 1 · a': [PALETTE[0], null],
+      'seed 1 · b': [PALETTE[1], null],
+      'seed 2 · a': [PALETTE[0], DASHES[1]],
+      'seed 2 · b': [PALETTE[1], DASHES[1]],
+    });
+    const swatches = [...document.querySelectorAll('g[aria-label="dot"][aria-description="legend"]')];
+    expect(swatches.map((g) => [g.getAttribute('stroke'), g.getAttribute('stroke-dasharray')])).toEqual([
+      [PALETTE[0], null],
+      [PALETTE[1], null],
+      [PALETTE[0], DASHES[1]],
+      [PALETTE[1], DASHES[1]],
+    ]);
   });
 });
 

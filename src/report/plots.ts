@@ -37,6 +37,25 @@ export const PALETTE = [
   '#bab0ac',
 ];
 
+/** stroke-dasharray per record of an overlay, matching plotData's LINE_STYLE_NAMES. */
+export const DASHES = ['none', '7,4', '2,3', '8,3,2,3'];
+
+/**
+ * Colour of each series. Alone: the palette in legend order. In an overlaid line plot: one colour
+ * per series name within a record (`mixed` of every record shares one), the records told apart by
+ * their dash, so comparison reads "same colour, other line style".
+ */
+export function seriesColors(spec: Pick<PlotSpec, 'series' | 'overlay' | 'kind'>): string[] {
+  if (!spec.overlay || spec.kind !== 'line') {
+    return spec.series.map((_, i) => PALETTE[i % PALETTE.length] as string);
+  }
+  const bases: string[] = [];
+  return spec.overlay.base.map((b) => {
+    if (!bases.includes(b)) bases.push(b);
+    return PALETTE[bases.indexOf(b) % PALETTE.length] as string;
+  });
+}
+
 const LEGEND_ROW = 16;
 const LEGEND_CHAR = 6.4;
 const LEGEND_SWATCH = 16;
@@ -61,6 +80,7 @@ export interface LegendItem {
 export function legendLayout(
   series: readonly string[],
   width: number,
+  colors: readonly string[] = series.map((_, i) => PALETTE[i % PALETTE.length] as string),
 ): { items: LegendItem[]; rows: number } {
   const items: LegendItem[] = [];
   let dx = 0;
@@ -71,7 +91,7 @@ export function legendLayout(
       row += 1;
       dx = 0;
     }
-    items.push({ name, color: PALETTE[i % PALETTE.length] as string, dx, row });
+    items.push({ name, color: colors[i] as string, dx, row });
     dx += w;
   });
   return { items, rows: series.length ? row + 1 : 0 };
@@ -87,7 +107,40 @@ interface PlotRuntime {
 /** What we use of the element Plot returns (the project compiles without the DOM lib). */
 interface SvgElementLike {
   setAttribute(name: string, value: string): void;
+  getAttribute(name: string): string | null;
+  hasAttribute(name: string): boolean;
+  querySelectorAll(selector: string): Iterable<SvgElementLike>;
+  querySelector(selector: string): SvgElementLike | null;
+  textContent: string | null;
   outerHTML: string;
+}
+
+/**
+ * Plot's line mark takes one dash for all its series; give each series' path (found by its
+ * `<title>`) the dash of its record, and each legend swatch a line-style hint via its symbol.
+ */
+function dashByRecord(svg: SvgElementLike, spec: PlotSpec): void {
+  const overlay = spec.overlay as NonNullable<PlotSpec['overlay']>;
+  const recordOf = new Map(spec.series.map((name, i) => [name, overlay.record[i] as number]));
+  for (const g of svg.querySelectorAll('g[aria-label="line"]')) {
+    if (g.hasAttribute('aria-description')) continue;
+    for (const path of g.querySelectorAll('path')) {
+      const r = recordOf.get(path.querySelector('title')?.textContent ?? '') ?? 0;
+      const dash = DASHES[r % DASHES.length] as string;
+      if (dash !== 'none') path.setAttribute('stroke-dasharray', dash);
+    }
+  }
+  // Legend swatches (one dot mark per item, in series order) become short lines in the same style.
+  const swatches = [...svg.querySelectorAll('g[aria-label="dot"][aria-description="legend"]')];
+  swatches.forEach((g, i) => {
+    const color = g.getAttribute('fill') ?? '#000';
+    const dash = DASHES[(overlay.record[i] ?? 0) % DASHES.length] as string;
+    g.setAttribute('fill', 'none');
+    g.setAttribute('stroke', color);
+    g.setAttribute('stroke-width', '2');
+    if (dash !== 'none') g.setAttribute('stroke-dasharray', dash);
+    for (const path of g.querySelectorAll('path')) path.setAttribute('d', 'M-6,0h14');
+  });
 }
 
 let runtime: Promise<PlotRuntime> | null = null;
@@ -185,7 +238,8 @@ export function categoryOrder(xs: readonly (number | string)[]): (number | strin
 export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptions> = {}): Promise<string> {
   const o = { ...DEFAULTS, ...options };
   const { Plot, document } = await loadRuntime();
-  const legend = legendLayout(spec.series, o.width - MARGIN_LEFT - 20);
+  const colors = seriesColors(spec);
+  const legend = legendLayout(spec.series, o.width - MARGIN_LEFT - 20, colors);
   const marginBottom = MARGIN_BOTTOM_AXIS + legend.rows * LEGEND_ROW + 12;
   const categoricalX = spec.kind === 'bar' || spec.points.some((p) => typeof p.x === 'string');
   const xValues = categoryOrder(spec.points.map((p) => p.x));
@@ -201,7 +255,7 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
     marginRight: 20,
     marginBottom,
     style: { background: 'white', color: '#222' },
-    color: { domain: spec.series, range: spec.series.map((_, i) => PALETTE[i % PALETTE.length] as string) },
+    color: { domain: spec.series, range: colors },
     // Plot sorts a band domain; pin it so categories keep the table's order ('16+' after '8-15')
     // and the bars of a group keep the legend's order.
     x: grouped
@@ -225,6 +279,7 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
     y: { label: spec.yLabel, grid: true },
     marks: [...dataMarks(Plot, spec), ...legendMarks(Plot, legend.items)],
   }) as unknown as SvgElementLike;
+  if (spec.overlay && spec.kind === 'line') dashByRecord(svg, spec);
   svg.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', spec.title);
