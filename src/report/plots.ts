@@ -139,7 +139,7 @@ function dashByRecord(svg: SvgElementLike, spec: PlotSpec): void {
     g.setAttribute('stroke', color);
     g.setAttribute('stroke-width', '2');
     if (dash !== 'none') g.setAttribute('stroke-dasharray', dash);
-    for (const path of g.querySelectorAll('path')) path.setAttribute('d', 'M-6,0h14');
+    for (const path of g.querySelectorAll('path')) path.setAttribute('d', 'M-6,0h11');
   });
 }
 
