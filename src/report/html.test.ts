@@ -1,10 +1,17 @@
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LabError } from '../core/errors.js';
 import type { RunRecord } from '../experiments/types.js';
 import { pngFileName, writeHtmlReport } from './html.js';
+import { writeFileAtomic } from './records.js';
+
+// The real writer, wrapped so the tests can see which files went through the atomic path.
+vi.mock('./records.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('./records.js')>();
+  return { ...actual, writeFileAtomic: vi.fn(actual.writeFileAtomic) };
+});
 
 const record: RunRecord = {
   experiment: 'agent',
@@ -27,6 +34,15 @@ describe('writeHtmlReport', () => {
     const page = await readFile(html, 'utf8');
     expect(page.match(/<figure class="plot"/g)).toHaveLength(2);
     expect(page).toContain('<code>r.json</code>');
+    // Page and PNGs are all written temp-file-then-rename: an interrupted run leaves no half PNG.
+    const written = vi.mocked(writeFileAtomic).mock.calls.map((c) => c[0]);
+    expect(written).toEqual(
+      expect.arrayContaining([
+        html,
+        join(dir, 'png', '01-success.png'),
+        join(dir, 'png', '02-group_kind_odd.png'),
+      ]),
+    );
   });
 
   it('rejects a malformed record with BAD_RECORD naming its source, before writing anything', async () => {

@@ -4,7 +4,7 @@
  * BAD_RECORD error naming its file), plans the plots (plotData.ts), draws them (plots.ts) and
  * assembles the page (page.ts). The HTML is written atomically.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
@@ -65,7 +65,7 @@ export async function writeHtmlReport(
       await mkdir(o.png, { recursive: true });
       for (const [i, { spec, svg }] of plots.entries()) {
         const path = join(o.png, pngFileName(i, spec.family));
-        await writeFile(path, await svgToPng(svg));
+        await writeFileAtomic(path, await svgToPng(svg));
         pngs.push(path);
       }
     }

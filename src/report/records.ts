@@ -16,7 +16,7 @@ export function toJson(value: unknown): string {
  * Writes `data` to `path` atomically (temp file + rename in the same directory). When the write or
  * the rename fails (disk full, `path` is a directory) the temp file is removed before rethrowing.
  */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
   try {
     await writeFile(tmp, data);
