@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
+import { experimentNames, loadExperiment } from '../experiments/registry.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import { renderPage } from './page.js';
@@ -14,6 +15,7 @@ import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
 import { normalizeRecord } from './recordShape.js';
 import { writeFileAtomic } from './records.js';
+import { rerunCommand } from './rerun.js';
 
 export interface HtmlReportOptions {
   /** Output HTML file. */
@@ -34,6 +36,13 @@ export interface HtmlReportResult {
   omitted: string[];
 }
 
+/** The current defaults of a registered experiment's options, or null for an unknown experiment (e.g. `audit`). */
+async function defaultsOf(experiment: string): Promise<Record<string, unknown> | null> {
+  if (!experimentNames().includes(experiment)) return null;
+  const { options } = await loadExperiment(experiment);
+  return Object.fromEntries(Object.entries(options).map(([k, o]) => [k, o.default]));
+}
+
 /** `group_kind` -> `01-group_kind.png`: ordered, and safe on every file system. */
 export function pngFileName(index: number, family: string): string {
   return `${String(index + 1).padStart(2, '0')}-${family.replace(/[^A-Za-z0-9_.-]+/g, '_')}.png`;
@@ -48,10 +57,14 @@ export async function writeHtmlReport(
   const sources = records.map((_, i) => o.sources[i] ?? `record ${i + 1}`);
   const checked = records.map((r, i) => normalizeRecord(r, sources[i] as string));
   const labels = recordLabels(checked);
+  const reruns = await Promise.all(
+    checked.map(async (record) => rerunCommand(record, await defaultsOf(record.experiment))),
+  );
   const labeled = checked.map((record, i) => ({
     record,
     label: labels[i] as string,
     source: sources[i] as string,
+    rerun: reruns[i] as string,
   }));
   const plan = planPlots(labeled);
   const plots = [];

@@ -11,6 +11,8 @@ export interface PageRecord {
   record: RunRecord | MultiSeedRecord;
   label: string;
   source: string;
+  /** The `labs run ...` command that reproduces the record (rerun.ts), shown under its source. */
+  rerun?: string;
 }
 
 export interface PagePlot {
@@ -241,7 +243,7 @@ export function renderPage(input: PageInput): string {
   const sources = records
     .map(
       (r) =>
-        `<li>${r.label ? `<b>${escapeHtml(r.label)}</b>: ` : ''}<code>${escapeHtml(r.source)}</code> · ${escapeHtml(seedText(r.record))} · v${escapeHtml(r.record.version)} · ${escapeHtml(formatNumber(r.record.timing.wall_ms / 1000, 3))} s</li>`,
+        `<li>${r.label ? `<b>${escapeHtml(r.label)}</b>: ` : ''}<code>${escapeHtml(r.source)}</code> · ${escapeHtml(seedText(r.record))} · v${escapeHtml(r.record.version)} · ${escapeHtml(formatNumber(r.record.timing.wall_ms / 1000, 3))} s${r.rerun ? `<br>rerun: <code class="rerun">${escapeHtml(r.rerun)}</code>` : ''}</li>`,
     )
     .join('\n');
   const notes = records.flatMap(({ record, label }) =>
