@@ -34,7 +34,14 @@ describe('writeHtmlReport', () => {
     const page = await readFile(html, 'utf8');
     expect(page.match(/<figure class="plot"/g)).toHaveLength(2);
     expect(page).toContain('<code>r.json</code>');
-    // A registered experiment at its defaults reruns with no --set.
+    // A registered experiment at its defaults reruns with no --set; an audit record gets no rerun line.
+    const auditHtml = join(dir, 'audit.html');
+    await writeHtmlReport([{ ...record, experiment: 'audit' }], {
+      html: auditHtml,
+      png: null,
+      sources: ['a.json'],
+    });
+    expect(await readFile(auditHtml, 'utf8')).not.toContain('rerun:');
     expect(page).toContain('rerun: <code class="rerun">labs run --experiment agent --seed 3</code>');
     // Page and PNGs are all written temp-file-then-rename: an interrupted run leaves no half PNG.
     const written = vi.mocked(writeFileAtomic).mock.calls.map((c) => c[0]);

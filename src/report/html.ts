@@ -58,14 +58,15 @@ export async function writeHtmlReport(
   const checked = records.map((r, i) => normalizeRecord(r, sources[i] as string));
   const labels = recordLabels(checked);
   const reruns = await Promise.all(
-    checked.map(async (record) => rerunCommand(record, await defaultsOf(record.experiment))),
+    checked.map(async (record) => {
+      const defaults = await defaultsOf(record.experiment);
+      return defaults ? rerunCommand(record, defaults) : undefined;
+    }),
   );
-  const labeled = checked.map((record, i) => ({
-    record,
-    label: labels[i] as string,
-    source: sources[i] as string,
-    rerun: reruns[i] as string,
-  }));
+  const labeled = checked.map((record, i) => {
+    const rerun = reruns[i];
+    return { record, label: labels[i] as string, source: sources[i] as string, ...(rerun ? { rerun } : {}) };
+  });
   const plan = planPlots(labeled);
   const plots = [];
   for (const spec of plan.plots) plots.push({ spec, svg: await renderPlotSvg(spec) });

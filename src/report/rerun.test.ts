@@ -21,8 +21,10 @@ describe('rerunCommand', () => {
     );
   });
 
-  it('spells out every value when the defaults are unknown, and names the seeds of a --seeds record', () => {
-    expect(rerunCommand(rec({ lr: 2 }), null)).toBe('labs run --experiment agent --seed 7 --set lr=2');
+  it('sets a key the defaults do not know, and names the seeds of a --seeds record', () => {
+    expect(rerunCommand(rec({ lr: 2, old_key: 1 }), { lr: 2 })).toBe(
+      'labs run --experiment agent --seed 7 --set old_key=1',
+    );
     const multi: MultiSeedRecord = {
       experiment: 'agent',
       seeds: [1, 5, 9],
