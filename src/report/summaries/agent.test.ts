@@ -31,6 +31,19 @@ describe('agent terminal summary', () => {
     expect(text).not.toContain('singleton  zero-adv'); // no singleton column when G > 1
   });
 
+  it('states the uniform baseline with the b = 0 wins when they matter (operands 0..1: 1.5/64)', async () => {
+    const rec = (await agent.run(
+      { updates: 2, operand_min: 0, operand_max: 1, eval_tasks: 10 },
+      { seed: 4 },
+    )) as RunRecord;
+    // P(b = 0) = 1/2, so the uniform policy wins (1 + 1/2)/64 = 0.0234 of tasks.
+    expect(formatAgent(rec).split('\n').at(-1)).toContain(
+      '(uniform policy ≈ 0.023, 1/64 plus wrong-tool wins at b = 0)',
+    );
+    const plain = (await agent.run({ updates: 2, eval_tasks: 10 }, { seed: 4 })) as RunRecord;
+    expect(formatAgent(plain).split('\n').at(-1)).toContain('(uniform policy 1/64 ≈ 0.016)');
+  });
+
   it('with G = 1 shows the singleton column (rows sum to 1) and compares the failure rate, not all-wrong groups', async () => {
     const rec = (await agent.run(
       { group_size: 1, groups_per_update: 64, updates: 2, operand_min: 1, eval_tasks: 10 },

@@ -110,9 +110,16 @@ export function formatAgent(record: RunRecord): string {
 
   lines.push('');
   for (const note of record.notes ?? []) lines.push(`note: ${note}`);
+  // The uniform policy wins 1/64 of tasks, plus the wrong-tool wins when b = 0 (metric
+  // uniform_success_theory); say the larger number when b = 0 is common enough to show.
+  const uniform = num(m.uniform_success_theory);
+  const uniformText =
+    Number.isFinite(uniform) && Math.abs(uniform - 1 / 64) >= 5e-4
+      ? `uniform policy ≈ ${formatNumber(uniform, 2)}, 1/64 plus wrong-tool wins at b = 0`
+      : `uniform policy 1/64 ≈ ${formatNumber(1 / 64, 2)}`;
   lines.push(
     '',
-    `eval success: before ${formatNumber(num(m.eval_success_before), 3)} (uniform policy 1/64 ≈ ${formatNumber(1 / 64, 2)}) -> after ${formatNumber(num(m.eval_success_after), 4)} on ${num(m.eval_tasks)} held-out tasks after ${thousands(num(m.train_trajectories))} training trajectories`,
+    `eval success: before ${formatNumber(num(m.eval_success_before), 3)} (${uniformText}) -> after ${formatNumber(num(m.eval_success_after), 4)} on ${num(m.eval_tasks)} held-out tasks after ${thousands(num(m.train_trajectories))} training trajectories`,
   );
   return lines.join('\n');
 }
