@@ -22,6 +22,8 @@ describe('mask experiment', async () => {
     }
     expect(r.metrics['flipped.observation_token_action_rate']).toBe(arms[1]?.observation_token_action_rate);
     expect(r.curves.update).toHaveLength(40);
+    // The caveat names the eval size actually used (it said 400 whatever eval_tasks was).
+    expect(r.notes?.join(' ')).toContain('measured on 200 held-out tasks');
     expect(r.curves['success.correct']).toHaveLength(40);
     expect(r.curves['observation_token_action_rate.flipped']).toHaveLength(40);
     for (const family of Object.keys(r.plots ?? {})) {

@@ -109,7 +109,7 @@ function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
     metrics,
     curves,
     tables: { arms, trajectory_accounting: accounting },
-    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats()],
+    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.evalTasks)],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },
       observation_token_action_rate: {
@@ -139,10 +139,10 @@ export function maskConclusion(correct: ArmResult, flipped: ArmResult, mode: Los
   return `${effect} The ${mode} loss counted ${tf.lossTokensPerTrajectory.toFixed(1)} tokens per trajectory with the flipped mask (${tf.envTokensPerTrajectory.toFixed(1)} of them environment tokens) vs ${tc.lossTokensPerTrajectory.toFixed(1)} with the correct one; mean denominator ${tf.meanLossDenominator.toFixed(1)} vs ${tc.meanLossDenominator.toFixed(1)}.`;
 }
 
-function maskCaveats(): string[] {
+function maskCaveats(evalTasks: number): string[] {
   return [
     'The policy is a 36-context softmax table, not an LLM: it cannot tell a digit that will be correct from one that will not, so any probability moved onto observation tokens becomes a protocol error.',
-    'observation_token_action_rate is measured on 400 held-out tasks (one sample each) after training; train_* columns pool every training batch.',
+    `observation_token_action_rate is measured on ${evalTasks} held-out tasks (one sample each) after training; train_* columns pool every training batch.`,
   ];
 }
 

@@ -121,6 +121,14 @@ describe('rollout experiment', () => {
     await expect(run(1, { updates: 1e9 })).rejects.toThrow(/updates/);
   });
 
+  it('states the eval sampling noise for the eval size used (50 tasks: sd 0.024 at 0.97)', async () => {
+    const r = await run(1, { rows: 'sync', updates: 2 });
+    // sqrt(0.97 x 0.03 / 50) = 0.0241
+    expect(r.notes?.join(' ')).toContain(
+      'each of the 50 held-out tasks (sampling sd 0.024 at a success of 0.97)',
+    );
+  });
+
   it('names length_max when it is below the 4-token floor per action (was an error about "min (4)")', async () => {
     await expect(run(1, { length_max: 3 })).rejects.toThrow(/length_max/);
     expect(rollout.options.length_max?.schema.safeParse(4).success).toBe(true);

@@ -367,7 +367,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
       'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
       'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',
-      'eval_success samples the final policy once on each held-out task (about +-0.01 of sampling noise at 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.',
+      `eval_success samples the final policy once on each of the ${cfg.eval_tasks} held-out tasks (sampling sd ${Math.sqrt((0.97 * 0.03) / cfg.eval_tasks).toPrecision(2)} at a success of 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.`,
     ],
     plots: {
       lag_mean: { title: 'Version lag of consumed groups', y: 'versions (mean per step)' },
