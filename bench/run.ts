@@ -6,6 +6,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { table } from '../src/report/text.js';
 
 export interface BenchRow {
   group: string;
@@ -39,13 +40,7 @@ const body = rows.map((r) => [
   r.ratio === undefined ? '-' : `${r.ratio.toFixed(2)}x`,
   r.note ?? '',
 ]);
-const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-const line = (c: string[]) =>
-  c
-    .map((v, i) => v.padEnd(widths[i] ?? 0))
-    .join('  ')
-    .trimEnd();
-console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n'));
+console.log(table(header, body)); // every cell is text: left-aligned columns
 await writeFile(
   join(here, 'results.json'),
   `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rows }, null, 2)}\n`,
