@@ -269,7 +269,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       dropped_groups: sim.dropped,
       max_queue: sim.maxQueue,
       lag_mean: mean(groupLags),
-      lag_max: Math.max(...groupLags),
+      lag_max: groupLags.reduce((m, l) => Math.max(m, l), Number.NEGATIVE_INFINITY), // no spread: U x K can pass the ~120k argument limit
       ratio_mean: all?.mean ?? null,
       ratio_p50: all?.p50 ?? null,
       ratio_p90: all?.p90 ?? null,
@@ -279,7 +279,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
       ratio_mean_pos_adv: meanRatioWhere(run, (a) => a > 0),
       ratio_mean_neg_adv: meanRatioWhere(run, (a) => a < 0),
       ess_fraction: mean(series.essRatio),
-      ess_fraction_min: Math.min(...series.essRatio),
+      ess_fraction_min: series.essRatio.reduce((m, e) => Math.min(m, e), Number.POSITIVE_INFINITY),
       ess_seq_fraction: mean(series.essSequence),
       ess_applied_fraction: mean(series.essApplied),
       lag_logratio_corr: pearson(run.actionLag, absLog),
