@@ -273,3 +273,14 @@ describe('recordLabels', () => {
     );
   });
 });
+
+describe('planPlots on long curves', () => {
+  it('plans a curve of 300,000 updates (a spread of that many points would overflow the call stack)', () => {
+    const n = 300_000;
+    const update = Array.from({ length: n }, (_, i) => i + 1);
+    const plan = planPlots(alone(run(1, { update, 'loss.a': update.map((u) => 1 / u) })));
+    const points = plan.plots[0]?.points ?? [];
+    expect(points.length).toBe(n);
+    expect(points[n - 1]).toMatchObject({ x: n, y: 1 / n });
+  });
+});

@@ -280,7 +280,7 @@ export function planPlots(records: readonly LabeledRecord[]): ReportPlan {
         missing.push(`${describeSource(view)}: ${typeof got === 'string' ? got : `no curves '${family}.*'`}`);
         continue;
       }
-      points.push(...got.points);
+      for (const p of got.points) points.push(p); // a spread of 10^5+ points overflows the call stack
       series.push(...got.series);
       for (const name of got.series) {
         seriesRecord.push(r);
