@@ -42,7 +42,8 @@ import { VERSION } from './version.js';
 
 export const ADVANTAGE_OPTIONS: OptionTable = {
   epsilon: {
-    schema: z.number().min(0).finite(),
+    // Above 1 the epsilon dominates any std of 0/1 rewards and float32 advantages collapse to 0.
+    schema: z.number().min(0).max(1),
     default: 1e-6,
     help: "GRPO epsilon added to the group std, for verl's kernel and the closed form (verl 1e-6)",
   },

@@ -111,7 +111,8 @@ export const ROLLOUT_OPTIONS: OptionTable = {
     help: `cap on tokens per action (at least the floor of ${LENGTH_DEFAULTS.min} tokens per action)`,
   },
   lr: {
-    schema: positive,
+    // Bounded so log-probs cannot overflow into Infinity ratios (lr 10 already saturates the table).
+    schema: z.number().positive().max(1000),
     default: 2,
     help: 'gradient-ascent learning rate on the 24 logits (agent default)',
   },
