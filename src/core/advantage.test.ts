@@ -347,3 +347,27 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
     );
   });
 });
+
+describe('epsilon 0 with a std that is 0 in floating point (the advantage would be +-Infinity or NaN)', () => {
+  it('loop GRPO: scores 1e-200 and 2e-200 differ but their squared deviations underflow to 0', () => {
+    // with epsilon > 0 the zero std is harmless: a = (s - mean)/(0 + 1e-6) = -+5e-201/1e-6
+    const ok = grpoScalarAdvantages([1e-200, 2e-200], ['a', 'a'], { epsilon: 1e-6 });
+    expect((ok[0] as number) / (-5e-201 / 1e-6)).toBeCloseTo(1, 12);
+    expect((ok[1] as number) / (5e-201 / 1e-6)).toBeCloseTo(1, 12);
+    expectLabError(
+      () => grpoScalarAdvantages([0, 1, 1e-200, 2e-200], ['ok', 'ok', 'u', 'u'], { epsilon: 0 }),
+      'NON_FINITE',
+      'epsilon: the advantage of row 2 (group "u") would be -Infinity',
+    );
+  });
+
+  it('vectorized GRPO: a float32 group variance that rounds to 0 gives 0/0 or x/0', () => {
+    const r = Float32Array.from([1, 1.0000001, 1, 1]);
+    const m = new Float32Array(4).fill(1);
+    expectLabError(
+      () => grpoVectorizedAdvantage(r, m, ['g', 'g', 'g', 'g'], { rows: 4, cols: 1 }, { epsilon: 0 }),
+      'NON_FINITE',
+      'epsilon: the advantage of row 0 (group "g") would be NaN',
+    );
+  });
+});

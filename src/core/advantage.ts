@@ -124,6 +124,19 @@ export function groupMoments(scores: ArrayLike<number>, groups: GroupIds): Group
   return { count, mean, sumSq };
 }
 
+/**
+ * The error for a centred score divided by a std that is 0 in floating point while the group is not
+ * constant (differences below ~1e-154 square to 0 in float64; verl's float32 one-pass variance can
+ * round to 0) with epsilon 0: the advantage would be ±Infinity or NaN.
+ */
+export function degenerateStdError(value: number, label: GroupLabel, row: number): LabError {
+  return new LabError(
+    'NON_FINITE',
+    `epsilon: the advantage of row ${row} (group ${JSON.stringify(label)}) would be ${value}: its group std is 0 in floating point although the scores differ, and epsilon is 0 (use epsilon > 0)`,
+    { details: { field: 'epsilon', row, label } },
+  );
+}
+
 function singletonError(label: GroupLabel, row: number, field: string): LabError {
   return new LabError(
     'SINGLETON_GROUP',
@@ -168,7 +181,9 @@ export function groupNormalize(
     if (o.std === 'none' || centred === 0) {
       out[i] = centred + 0; // an all-equal group is exactly 0 even with epsilon 0 (never 0/0)
     } else {
-      out[i] = centred / ((scale[g] as number) + o.epsilon);
+      const a = centred / ((scale[g] as number) + o.epsilon);
+      if (!Number.isFinite(a)) throw degenerateStdError(a, groups.labels[g] as GroupLabel, i);
+      out[i] = a;
     }
   }
   return out;
@@ -301,6 +316,9 @@ export function grpoVectorizedAdvantage(
     const g = groups.ids[b] as number;
     const centred = f32((scores[b] as number) - (mean[g] as number));
     perRow[b] = o.std === 'none' ? centred : f32(centred / f32((std[g] as number) + epsF));
+    if (!Number.isFinite(perRow[b] as number)) {
+      throw degenerateStdError(perRow[b] as number, index[b] as GroupLabel, b);
+    }
   }
   const advantages = broadcastRows(perRow, responseMask, shape);
   return { advantages, returns: advantages };

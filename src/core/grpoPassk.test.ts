@@ -38,4 +38,20 @@ describe('GRPO pass@k', () => {
       expectLabError(() => grpoPasskAdvantage(r, m, index, shape, opts as never), code, field);
     }
   });
+
+  it('epsilon 0 and a std that underflows to 0 is NON_FINITE, not an infinite advantage', () => {
+    const tiny = Float64Array.from([1e-200, 2e-200]);
+    expectLabError(
+      () =>
+        grpoPasskAdvantage(
+          tiny,
+          new Float32Array(2).fill(1),
+          ['a', 'a'],
+          { rows: 2, cols: 1 },
+          { epsilon: 0 },
+        ),
+      'NON_FINITE',
+      'the advantage of row 1 (group "a") would be Infinity',
+    );
+  });
 });

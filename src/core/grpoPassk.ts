@@ -3,7 +3,7 @@
  * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
  */
 
-import type { AdvantageReturn } from './advantage.js';
+import { type AdvantageReturn, degenerateStdError } from './advantage.js';
 import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { groupMembers } from './groupwise.js';
@@ -75,6 +75,9 @@ export function grpoPasskAdvantage(
     let ss = 0;
     for (const r of rows) ss += ((scores[r] as number) - mean) ** 2;
     perRow[best] = gap / (Math.sqrt(ss / (rows.length - 1)) + epsilon);
+    if (!Number.isFinite(perRow[best] as number)) {
+      throw degenerateStdError(perRow[best] as number, groups.labels[g] as GroupLabel, best);
+    }
   });
   const advantages = broadcastRows(perRow, responseMask, shape);
   return { advantages, returns: advantages };
