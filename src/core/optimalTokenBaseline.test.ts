@@ -121,4 +121,18 @@ describe('multi-turn (TIR) optimal token baseline', () => {
       }),
     ).toThrow(/response_mask: value -1 at row 1, token 0 is not 0 or 1/);
   });
+
+  it('epsilon 0 where every member is deterministic (w = 1 − 2·1 + 1 = 0, so Σ W = 0) is NON_FINITE, not NaN', () => {
+    const z = new Float32Array(4); // old_log_probs 0: pi = 1
+    const one = new Float32Array(4).fill(1); // sum_pi_squared 1
+    const r = Float32Array.from([0, 1, 0, 0]);
+    expectLabError(
+      () => optimalTokenBaselineAdvantage(r, one, ['a', 'a'], z, one, { rows: 2, cols: 2 }, { epsilon: 0 }),
+      'NON_FINITE',
+      'epsilon: the baseline at position 0 of the group of row 0 is NaN',
+    );
+    // verl's eps keeps it finite: B = 0/(0 + 1e-8) = 0, so the advantage is the reward-to-go
+    const ok = optimalTokenBaselineAdvantage(r, one, ['a', 'a'], z, one, { rows: 2, cols: 2 });
+    expect(Array.from(ok.advantages)).toEqual([1, 1, 0, 0]);
+  });
 });

@@ -191,6 +191,14 @@ function groupBaselines(
         den += W[i] as number;
       }
       const B = f32(f32(num) / f32(f32(den) + o.epsilon));
+      if (!Number.isFinite(B)) {
+        // Σ W = 0 with eps 0 (e.g. every member deterministic there: w = 1 − 2·1 + 1 = 0) is 0/0
+        throw new LabError(
+          'NON_FINITE',
+          `epsilon: the baseline at position ${p} of the group of row ${members[0]} is ${B} (Σ W = ${f32(den)}, epsilon ${o.epsilon}); use epsilon > 0`,
+          { details: { field: 'epsilon', row: members[0], token: p } },
+        );
+      }
       for (const b of members) baseline[b * width + p] = B;
     }
     if (o.zeroTail === 'zero') {
