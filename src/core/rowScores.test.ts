@@ -171,3 +171,31 @@ describe('groupedRowScores', () => {
     );
   });
 });
+
+describe('float32 range', () => {
+  it('rowSums: a float32 row whose sum passes 3.4e38 is NON_FINITE (verl would sum to inf)', () => {
+    const r = Float32Array.from([3e38, 3e38, 1, 1]);
+    expectLabError(
+      () => rowSums(r, { rows: 2, cols: 2 }),
+      'NON_FINITE',
+      'token_level_rewards: the sum of row 0 (6.0000000109955115e+38) overflows float32',
+    );
+    // the same row in float64 is representable and summed as it is
+    expect(rowSums(Float64Array.from(r), { rows: 2, cols: 2 })[0]).toBe(2 * Math.fround(3e38));
+  });
+
+  it('broadcastRows: a per-row value beyond float32 is NON_FINITE, not an Infinity in the output', () => {
+    const m = Uint8Array.from([1, 1, 1, 0]);
+    expectLabError(
+      () => broadcastRows([1, -1e39], m, { rows: 2, cols: 2 }),
+      'NON_FINITE',
+      'advantages: the value -1e+39 of row 1 is not a finite float32',
+    );
+    expect(Array.from(broadcastRows([1, -3e38], m, { rows: 2, cols: 2 }))).toEqual([
+      1,
+      1,
+      Math.fround(-3e38),
+      0,
+    ]);
+  });
+});

@@ -42,7 +42,8 @@ function throwNonFinite(values: ArrayLike<number>, row: number, cols: number, fi
  * not applied). Accumulated in float64; rounded to float32 when the input is a Float32Array, as verl's
  * float32 sum is (the two differ by at most about one float32 ulp per row).
  * A non-finite entry anywhere makes the row sum non-finite, so one check per row finds it; the
- * error names the first offending (row, token).
+ * error names the first offending (row, token). A float32 row whose finite sum exceeds the float32
+ * range (verl's float32 sum would be inf) is NON_FINITE too.
  */
 export function rowSums(values: FloatArray, shape: Shape2, field = 'token_level_rewards'): Float64Array {
   const { rows, cols } = shape;
@@ -60,7 +61,15 @@ export function rowSums(values: FloatArray, shape: Shape2, field = 'token_level_
   for (let b = 0; b < rows; b++) {
     const s = out[b] as number;
     if (!Number.isFinite(s)) throwNonFinite(values, b, cols, field);
-    if (values instanceof Float32Array) out[b] = Math.fround(s);
+    if (values instanceof Float32Array) {
+      const s32 = Math.fround(s);
+      if (!Number.isFinite(s32)) {
+        throw new LabError('NON_FINITE', `${field}: the sum of row ${b} (${s}) overflows float32`, {
+          details: { field, row: b },
+        });
+      }
+      out[b] = s32;
+    }
   }
   return out;
 }
@@ -329,7 +338,8 @@ export function scanMask(mask: MaskArray, shape: Shape2): MaskLayout {
 /**
  * `out[b,t] = a_b` where `mask[b,t] = 1`, `+0` where it is 0 (verl multiplies, which gives `-0.0`
  * for a negative `a_b`; a plain `+0` keeps equality checks free of signed-zero surprises).
- * Validates the mask unless a {@link scanMask} layout of the same mask is passed. Prefix rows are
+ * A value that is not a finite float32 (|a| > 3.4e38, e.g. from float64 scores near 1e300) is
+ * NON_FINITE rather than an infinite output. Validates the mask unless a {@link scanMask} layout of the same mask is passed. Prefix rows are
  * written with one `fill` (padding of a new array is never touched: it is already +0). `reuse`, a
  * [B,T] buffer from an earlier call, is overwritten entirely instead of allocating (fresh memory costs
  * page faults on first write, more than the arithmetic here).
@@ -347,6 +357,11 @@ export function broadcastRows(
   const out = reuse ?? new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
     const a = (perRow[b] as number) + 0; // -0 -> +0
+    if (!Number.isFinite(Math.fround(a))) {
+      throw new LabError('NON_FINITE', `advantages: the value ${a} of row ${b} is not a finite float32`, {
+        details: { field: 'advantages', row: b, value: a },
+      });
+    }
     const base = b * cols;
     const len = layout.prefixLength[b] as number;
     if (len >= 0) {
