@@ -64,6 +64,18 @@ describe('masked helpers (verl torch_functional), hand-computed on valid values 
     expect(labErrorText(() => maskedSum(x, m.subarray(1), shape))).toMatch(/^SHAPE_MISMATCH: mask/);
   });
 
+  it('whitening that would write an infinity (a masked-out outlier, zero valid variance) is NON_FINITE', () => {
+    // valid values {0, 0}: rsqrt(0 + 1e-8) = 1e4, so the masked-out -5e35 becomes -5e39, beyond float32
+    const v = Float32Array.from([-5e35, 0, 0, 0]);
+    const mk = Float32Array.from([0, 1, 1, 0]);
+    expect(labErrorText(() => maskedWhiten(v, mk, { rows: 2, cols: 2 }))).toMatch(
+      /^NON_FINITE: values: the whitened value at position 0 \(-\d\.\d+e\+39\) is not a finite float32/,
+    );
+    // a representable result is returned as before: -5e31 * 1e4 = -5e35
+    const w = maskedWhiten(Float32Array.from([-5e31, 0, 0, 0]), mk, { rows: 2, cols: 2 });
+    expect((w[0] as number) / -5e35).toBeCloseTo(1, 6);
+  });
+
   it('an unknown correction or mean choice is UNKNOWN_MODE, not a silent default', () => {
     const bad = { correction: 'sample' } as unknown as Parameters<typeof maskedVar>[3];
     expect(labErrorText(() => maskedVar(x, m, shape, bad))).toMatch(

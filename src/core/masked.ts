@@ -210,8 +210,9 @@ export function maskedWhiten(
 
 /**
  * The last step of verl's `masked_whiten`: `(x − mean)·rsqrt(var + 1e-8)`, plus `mean` again with
- * 'keep' (`shift_mean=False`), at every position, into a new Float32Array of the same length. No
- * validation: for callers that computed `mean` and `variance` from validated values.
+ * 'keep' (`shift_mean=False`), at every position, into a new Float32Array of the same length. Inputs
+ * are not validated (callers computed `mean` and `variance` from validated values); an output beyond
+ * the float32 range is NON_FINITE (naming the position) instead of an infinity.
  */
 export function whitenWith(
   values: ArrayLike<number>,
@@ -222,7 +223,21 @@ export function whitenWith(
   const r = 1 / Math.sqrt(variance + WHITEN_EPS);
   const back = shift === 'keep' ? mean : 0;
   const out = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = ((values[i] as number) - mean) * r + back;
+  let largest = 0;
+  for (let i = 0; i < values.length; i++) {
+    const w = ((values[i] as number) - mean) * r + back;
+    out[i] = w;
+    largest = Math.max(largest, Math.abs(w));
+  }
+  if (!Number.isFinite(Math.fround(largest))) {
+    // e.g. a masked-out value far from the valid ones when their variance is ~0 (verl: inf in float32)
+    const i = out.findIndex((v) => !Number.isFinite(v));
+    throw new LabError(
+      'NON_FINITE',
+      `values: the whitened value at position ${i} (${((values[i] as number) - mean) * r + back}) is not a finite float32`,
+      { details: { field: 'values', position: i } },
+    );
+  }
   return out;
 }
 
