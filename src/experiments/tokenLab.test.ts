@@ -10,6 +10,7 @@ import {
 } from '../envs/tokenArithmetic.js';
 import { resolveConfig } from './options.js';
 import {
+  type ArmResult,
   measureEpisodes,
   overlongPenalty,
   pooledTraining,
@@ -18,6 +19,7 @@ import {
   type TokenLabConfig,
   tokenLabConfig,
   tokenLabOptions,
+  type UpdateRecord,
 } from './tokenLab.js';
 import { truncation } from './truncation.js';
 
@@ -156,7 +158,62 @@ describe('runTokenArm', () => {
     );
   });
 
-  it('pooledTraining weights updates by trajectories', () => {
+  it('pooledTraining weights each update by its trajectories, failures and model tokens (hand-made updates)', () => {
+    const u = (over: Partial<UpdateRecord>): UpdateRecord => ({
+      trajectories: 10,
+      success: 0,
+      observationTokenActionRate: 0,
+      observationErrorRate: 0,
+      protocolErrorRate: 0,
+      truncationRate: 0,
+      verifyRate: 0,
+      thinkRate: 0,
+      meanLength: 0,
+      successMeanLength: Number.NaN,
+      failedMeanLength: Number.NaN,
+      modelTokensPerTrajectory: 0,
+      envTokensPerTrajectory: 0,
+      lossDenominator: 0,
+      lossTokensPerTrajectory: 0,
+      excludedTrajectories: 0,
+      loss: 0,
+      clipfrac: 0,
+      failedLongShortWeightRatio: Number.NaN,
+      ...over,
+    });
+    const arm = {
+      updates: [
+        // 10 trajectories: 5 successes, 5 failures of mean length 10, 40 model tokens (20 think)
+        u({
+          success: 0.5,
+          failedMeanLength: 10,
+          modelTokensPerTrajectory: 4,
+          thinkRate: 0.5,
+          lossDenominator: 8,
+        }),
+        // 30 trajectories: 3 successes, 27 failures of mean length 20, 60 model tokens (6 think)
+        u({
+          trajectories: 30,
+          success: 0.1,
+          successMeanLength: 12,
+          failedMeanLength: 20,
+          modelTokensPerTrajectory: 2,
+          thinkRate: 0.1,
+          lossDenominator: 0, // a skipped update does not count
+        }),
+      ],
+    } as unknown as ArmResult;
+    const p = pooledTraining(arm);
+    expect(p.trajectories).toBe(40);
+    expect(p.success).toBeCloseTo(8 / 40, 12); // the unweighted mean of the two rates would be 0.3
+    expect(p.failedMeanLength).toBeCloseTo((5 * 10 + 27 * 20) / 32, 12);
+    expect(p.thinkRate).toBeCloseTo((20 + 6) / 100, 12);
+    expect(p.modelTokensPerTrajectory).toBeCloseTo(100 / 40, 12);
+    expect(p.meanLossDenominator).toBe(8);
+    expect(p.successMeanLength).toBeCloseTo((5 * 6 + 3 * 12) / 8, 12);
+  });
+
+  it('pooledTraining on a real arm with equal batches: the success rate is the mean over updates', () => {
     const r = runTokenArm(
       { arm: 'a', maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
       small,
