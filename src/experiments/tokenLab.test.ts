@@ -183,15 +183,16 @@ describe('runTokenArm', () => {
     });
     const arm = {
       updates: [
-        // 10 trajectories: 5 successes, 5 failures of mean length 10, 40 model tokens (20 think)
+        // 10 trajectories: 5 successes of mean length 6, 5 failures of mean length 10, 40 model tokens (20 think)
         u({
           success: 0.5,
+          successMeanLength: 6,
           failedMeanLength: 10,
           modelTokensPerTrajectory: 4,
           thinkRate: 0.5,
           lossDenominator: 8,
         }),
-        // 30 trajectories: 3 successes, 27 failures of mean length 20, 60 model tokens (6 think)
+        // 30 trajectories: 3 successes of mean length 12, 27 failures of mean length 20, 60 model tokens (6 think)
         u({
           trajectories: 30,
           success: 0.1,
