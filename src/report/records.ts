@@ -33,6 +33,7 @@ export function seedsDirLabel(seeds: readonly number[]): string {
   return consecutive && seeds.length > 1 ? `${seeds[0]}..${seeds[seeds.length - 1]}` : seeds.join(',');
 }
 
+/** `<experiment>__<seed label>__<ISO time with ':' and '.' as '-'>`: sortable, and valid on every file system. */
 export function runDirName(experiment: string, seedLabel: string, now: Date): string {
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   return `${experiment}__${seedLabel}__${stamp}`;

@@ -17,6 +17,11 @@ export function rowsTable(rows: readonly Record<string, JsonValue>[], columns: r
   );
 }
 
+/**
+ * The token-lab layout: a seed/time line, `title`, the training setup from the record's config,
+ * `tables.arms` with `columns`, the optional `extra` table, the caveat notes, and last the first note
+ * (the measured conclusion).
+ */
 export function formatArmsRecord(
   record: RunRecord,
   title: string,

@@ -19,6 +19,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   truncation: async () => (await import('./truncation.js')).formatTruncation,
 };
 
+/** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */
 export function formatGeneric(record: RunRecord): string {
   const lines: string[] = [];
   lines.push(`${record.experiment}  seed ${record.seed}  (${formatNumber(record.timing.wall_ms, 3)} ms)`);
@@ -30,6 +31,7 @@ export function formatGeneric(record: RunRecord): string {
   return lines.join('\n');
 }
 
+/** The terminal summary of a run: its experiment's formatter (loaded on first use), else {@link formatGeneric}. */
 export async function formatRecord(record: RunRecord): Promise<string> {
   const load = formatters[record.experiment];
   return load ? (await load())(record) : formatGeneric(record);
