@@ -29,6 +29,14 @@ describe('kishEss', () => {
     expect(r.n).toBe(3);
   });
 
+  it('weights whose squares overflow or underflow float64 still give the scale-free ESS', () => {
+    expect(kishEss([1e200, 1e200]).ess).toBe(2); // (2e200)^2 / (2 * 1e400) would be Inf/Inf
+    expect(kishEss([1e-200, 1e-200]).ess).toBe(2); // squares underflow to 0: 0/0 or a fake 0
+    // (1 + 3)^2 / (1 + 9) = 1.6 at any scale
+    expect(kishEss([1e-200, 0, 3e-200]).ess).toBeCloseTo(1.6, 14);
+    expect(kishEss([1e180, 0, 3e180]).ess).toBeCloseTo(1.6, 14);
+  });
+
   it('all-zero weights give 0, not NaN', () => {
     expect(kishEss([0, 0, 0])).toEqual({ ess: 0, fraction: 0, n: 3 });
     expect(kishEss([])).toEqual({ ess: 0, fraction: 0, n: 0 });

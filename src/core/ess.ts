@@ -12,6 +12,9 @@
  */
 import { LabError } from './errors.js';
 
+/** Smallest normal float64: a sum of squares below it has lost precision (or is an underflowed 0). */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 /** verl clamps log-ratios to +-20 before exponentiating (rollout correction, KL estimators). */
 export const LOG_RATIO_CLAMP = 20;
 
@@ -29,6 +32,8 @@ export interface KishEss {
  * restricted to entries with `mask[i] === 1`; `fraction = ESS / n` equals verl's rollout-correction ESS
  * metric `1 / mean((w / mean w)²)`. Equal weights give ESS = n (fraction 1); one non-zero weight among n gives
  * ESS = 1 (fraction 1/n). All-zero weights (or an empty selection) give 0: no effective sample.
+ * Scale-free: weights whose squares overflow or underflow float64 (beyond ~1e±154) are divided by
+ * their maximum first, so [1e200, 1e200] has ESS 2 rather than NaN.
  * Errors: NON_FINITE or negative weight (names the position), SHAPE_MISMATCH mask length.
  */
 export function kishEss(weights: ArrayLike<number>, mask?: ArrayLike<number>, field = 'weights'): KishEss {
@@ -41,6 +46,7 @@ export function kishEss(weights: ArrayLike<number>, mask?: ArrayLike<number>, fi
   }
   let sum = 0;
   let sumSq = 0;
+  let max = 0;
   let n = 0;
   for (let i = 0; i < weights.length; i++) {
     if (mask !== undefined && mask[i] !== 1) continue;
@@ -57,10 +63,23 @@ export function kishEss(weights: ArrayLike<number>, mask?: ArrayLike<number>, fi
     }
     sum += w;
     sumSq += w * w;
+    if (w > max) max = w;
     n += 1;
   }
-  if (sumSq === 0) return { ess: 0, fraction: 0, n };
-  const ess = (sum * sum) / sumSq;
+  if (max === 0) return { ess: 0, fraction: 0, n };
+  let ess = (sum * sum) / sumSq;
+  if (!Number.isFinite(ess) || !(sumSq >= MIN_NORMAL)) {
+    // w² overflowed (w > ~1e154) or underflowed (w < ~1e-154): ESS is scale-free, so redo it on w / max
+    let s = 0;
+    let ss = 0;
+    for (let i = 0; i < weights.length; i++) {
+      if (mask !== undefined && mask[i] !== 1) continue;
+      const u = (weights[i] as number) / max;
+      s += u;
+      ss += u * u;
+    }
+    ess = (s * s) / ss;
+  }
   // Rounding can push (sum)^2/sumSq a hair above n for equal weights; the bound is exact in theory.
   const bounded = Math.min(ess, n);
   return { ess: bounded, fraction: bounded / n, n };
