@@ -361,6 +361,19 @@ describe('epsilon 0 with a std that is 0 in floating point (the advantage would 
     );
   });
 
+  it('scores whose squared deviations overflow float64 are NON_FINITE, not a silent advantage of 0', () => {
+    // (1e200 - 0)^2 = Infinity: the std would be Infinity and both advantages 0 instead of +-0.707
+    expectLabError(
+      () => grpoScalarAdvantages([1e200, -1e200], ['a', 'a']),
+      'NON_FINITE',
+      'scores: group "a" is too large for float64 statistics',
+    );
+    expect(Array.from(grpoScalarAdvantages([1e150, -1e150], ['a', 'a'], { epsilon: 0 }))).toEqual([
+      Math.SQRT1_2,
+      -Math.SQRT1_2,
+    ]);
+  });
+
   it('vectorized GRPO: a float32 group variance that rounds to 0 gives 0/0 or x/0', () => {
     const r = Float32Array.from([1, 1.0000001, 1, 1]);
     const m = new Float32Array(4).fill(1);

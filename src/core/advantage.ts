@@ -164,6 +164,14 @@ export function groupNormalize(
     const n = count[g] as number;
     if (n < 2) continue;
     const ss = sumSq[g] as number;
+    if (!Number.isFinite(ss) || !Number.isFinite(mean[g] as number)) {
+      // scores beyond ~1e154: an infinite std would silently turn every advantage of the group into 0
+      throw new LabError(
+        'NON_FINITE',
+        `scores: group ${JSON.stringify(groups.labels[g])} is too large for float64 statistics (its sum or squared deviations overflow)`,
+        { details: { field: 'scores', label: groups.labels[g] } },
+      );
+    }
     scale[g] =
       o.std === 'unbiased' ? Math.sqrt(ss / (n - 1)) : o.std === 'population' ? Math.sqrt(ss / n) : 0;
   }
