@@ -39,6 +39,15 @@ describe('GRPO pass@k', () => {
     }
   });
 
+  it('scores whose squared deviations overflow are NON_FINITE, not a silent advantage of 0', () => {
+    const huge = Float64Array.from([1e200, -1e200]);
+    expectLabError(
+      () => grpoPasskAdvantage(huge, new Float32Array(2).fill(1), ['a', 'a'], { rows: 2, cols: 1 }),
+      'NON_FINITE',
+      'scores: group "a" is too large for float64 statistics',
+    );
+  });
+
   it('epsilon 0 and a std that underflows to 0 is NON_FINITE, not an infinite advantage', () => {
     const tiny = Float64Array.from([1e-200, 2e-200]);
     expectLabError(

@@ -74,6 +74,13 @@ export function grpoPasskAdvantage(
     const mean = sum / rows.length;
     let ss = 0;
     for (const r of rows) ss += ((scores[r] as number) - mean) ** 2;
+    if (!Number.isFinite(ss)) {
+      throw new LabError(
+        'NON_FINITE',
+        `scores: group ${JSON.stringify(groups.labels[g] as GroupLabel)} is too large for float64 statistics (its squared deviations overflow)`,
+        { details: { field: 'scores', label: groups.labels[g] } },
+      );
+    }
     perRow[best] = gap / (Math.sqrt(ss / (rows.length - 1)) + epsilon);
     if (!Number.isFinite(perRow[best] as number)) {
       throw degenerateStdError(perRow[best] as number, groups.labels[g] as GroupLabel, best);

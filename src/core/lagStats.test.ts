@@ -51,6 +51,17 @@ describe('pearson', () => {
     expect(pearson([1], [1])).toBeNull();
   });
 
+  it('a constant whose mean is inexact (0.1 three times) is still constant: null, not 0', () => {
+    expect(pearson([0.1, 0.1, 0.1], [1, 2, 3])).toBeNull();
+  });
+
+  it('is scale-free at the float64 limits, where the squares overflow or underflow', () => {
+    expect(pearson([1e200, 2e200, 3e200], [1, 2, 3])).toBeCloseTo(1, 12); // was 0: sxx = Infinity
+    // y = [1, 3, 2] against x = [1, 2, 3]: sxy = 1, sxx = syy = 2, r = 0.5; was null (squares underflow)
+    expect(pearson([1e-200, 2e-200, 3e-200], [1e-200, 3e-200, 2e-200])).toBeCloseTo(0.5, 12);
+    expect(() => pearson([1e308, 1e308, -1e308], [1, 2, 3])).toThrow(/the sum overflows/);
+  });
+
   it('a non-finite entry is NON_FINITE naming x or y and the position, not a NaN correlation', () => {
     expect(() => pearson([0, 1, Number.NaN], [1, 2, 3])).toThrow(/x: value NaN at position 2/);
     expect(() => pearson([0, 1, 2], [1, Number.POSITIVE_INFINITY, 3])).toThrow(

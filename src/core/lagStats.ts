@@ -6,6 +6,9 @@
 import { LabError } from './errors.js';
 import { quantileOfSorted } from './stats.js';
 
+/** Smallest normal float64: a product of sums of squares below it has lost precision. */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 /** A lag bucket: lags lo..hi inclusive (hi = Infinity for the open last bucket). */
 export interface LagBucket {
   label: string;
@@ -109,16 +112,27 @@ export function ratioStatsByLag(
 export function pearson(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
   checkPairs(x, y);
   const n = x.length;
+  let xMin = Number.POSITIVE_INFINITY;
+  let xMax = Number.NEGATIVE_INFINITY;
+  let yMin = Number.POSITIVE_INFINITY;
+  let yMax = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
-    const bad = !Number.isFinite(x[i] as number) ? 'x' : !Number.isFinite(y[i] as number) ? 'y' : null;
+    const xi = x[i] as number;
+    const yi = y[i] as number;
+    const bad = !Number.isFinite(xi) ? 'x' : !Number.isFinite(yi) ? 'y' : null;
     if (bad !== null) {
-      const v = bad === 'x' ? x[i] : y[i];
+      const v = bad === 'x' ? xi : yi;
       throw new LabError('NON_FINITE', `${bad}: value ${v} at position ${i} is not finite`, {
         details: { field: bad, row: i, value: v },
       });
     }
+    if (xi < xMin) xMin = xi;
+    if (xi > xMax) xMax = xi;
+    if (yi < yMin) yMin = yi;
+    if (yi > yMax) yMax = yi;
   }
-  if (n < 2) return null;
+  // constant by value (a mean like 0.1·3/3 can miss the constant by an ulp and fake a variance)
+  if (n < 2 || xMin === xMax || yMin === yMax) return null;
   let mx = 0;
   let my = 0;
   for (let i = 0; i < n; i++) {
@@ -127,6 +141,11 @@ export function pearson(x: ArrayLike<number>, y: ArrayLike<number>): number | nu
   }
   mx /= n;
   my /= n;
+  if (!Number.isFinite(mx) || !Number.isFinite(my)) {
+    throw new LabError('NON_FINITE', 'x, y: values too large for float64 statistics (the sum overflows)', {
+      details: { field: Number.isFinite(mx) ? 'y' : 'x' },
+    });
+  }
   let sxy = 0;
   let sxx = 0;
   let syy = 0;
@@ -137,7 +156,26 @@ export function pearson(x: ArrayLike<number>, y: ArrayLike<number>): number | nu
     sxx += dx * dx;
     syy += dy * dy;
   }
-  if (sxx === 0 || syy === 0) return null;
+  const denom = Math.sqrt(sxx * syy);
+  if (Number.isFinite(denom) && denom >= MIN_NORMAL && Number.isFinite(sxy)) return sxy / denom;
+  // squares overflowed or underflowed (|deviations| beyond ~1e±154): r is scale-free, so redo it on
+  // the deviations divided by their largest magnitude
+  let ax = 0;
+  let ay = 0;
+  for (let i = 0; i < n; i++) {
+    ax = Math.max(ax, Math.abs((x[i] as number) - mx));
+    ay = Math.max(ay, Math.abs((y[i] as number) - my));
+  }
+  sxy = 0;
+  sxx = 0;
+  syy = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = ((x[i] as number) - mx) / ax;
+    const dy = ((y[i] as number) - my) / ay;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
   return sxy / Math.sqrt(sxx * syy);
 }
 

@@ -49,6 +49,14 @@ describe('convention presets', () => {
     expect(Array.from(presetAdvantages('nemo-rl', [3, 1], ['g', 'g']))).toEqual([2, -2]);
   });
 
+  it('nemo-rl: scores whose leave-one-out squares overflow are NON_FINITE, not a silent 0', () => {
+    expectLabError(
+      () => presetAdvantages('nemo-rl', [1e200, -1e200, 0], ['a', 'a', 'a']),
+      'NON_FINITE',
+      'scores: row 0 is too large for float64 statistics',
+    );
+  });
+
   it('unknown preset is UNKNOWN_MODE naming the field', () => {
     expectLabError(() => conventionSpec('deepspeed' as never), 'UNKNOWN_MODE', 'preset');
   });

@@ -119,6 +119,14 @@ function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels, ep
         const d = (scores[j] as number) - baseline;
         ss += d * d;
       }
+      if (!Number.isFinite(ss) || !Number.isFinite(baseline)) {
+        // an infinite sigma would silently give advantage 0
+        throw new LabError(
+          'NON_FINITE',
+          `scores: row ${i} is too large for float64 statistics (its leave-one-out sum or squares overflow)`,
+          { details: { field: 'scores', row: i } },
+        );
+      }
       const sigma = k >= 2 ? Math.sqrt(ss / (k - 1)) : 0;
       const centred = r - baseline;
       out[i] = sigma > 0 ? centred / (sigma + epsilon) : centred + 0;

@@ -29,6 +29,10 @@ describe('summarize', () => {
     expect([s.min, s.max, s.n]).toEqual([1, 4, 4]);
   });
 
+  it('values whose squares overflow float64 are NON_FINITE, not an infinite std', () => {
+    expect(() => summarize([1e300, -1e300], 'm')).toThrow(/m: values too large for float64 statistics/);
+  });
+
   it('collapses the CI for one value and rejects non-finite values', () => {
     expect(summarize([0.5]).ci95).toEqual([0.5, 0.5]);
     expect(() => summarize([1, Number.NaN], 'eval')).toThrow(/eval: value NaN at position 1/);

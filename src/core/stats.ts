@@ -74,6 +74,15 @@ export function summarize(values: readonly number[], field = 'values'): Summary 
   let ss = 0;
   for (const v of values) ss += (v - mean) * (v - mean);
   const std = n > 1 ? Math.sqrt(ss / (n - 1)) : 0;
+  if (!Number.isFinite(std) || !Number.isFinite(mean)) {
+    throw new LabError(
+      'NON_FINITE',
+      `${field}: values too large for float64 statistics (sum or squares overflow)`,
+      {
+        details: { field },
+      },
+    );
+  }
   const half = n > 1 ? (tQuantile975(n - 1) * std) / Math.sqrt(n) : 0;
   return { mean, std, min, max, ci95: [mean - half, mean + half], n };
 }
