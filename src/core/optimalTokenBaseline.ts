@@ -133,6 +133,28 @@ function validate(
   checkMask(responseMask, shape.cols);
 }
 
+/** Both estimators' first steps: validate once, then G and W (see {@link pathInputs}) and the valid tokens per row. */
+function prepare(
+  tokenLevelRewards: FloatArray,
+  responseMask: MaskArray,
+  index: GroupLabels,
+  oldLogProbs: FloatArray,
+  sumPiSquared: FloatArray,
+  shape: Shape2,
+  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> & OptimalTokenBaselineOptions,
+): OtbInputs & { lengths: Int32Array } {
+  validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
+  const { G, W } = pathInputs(
+    tokenLevelRewards,
+    responseMask,
+    oldLogProbs,
+    sumPiSquared,
+    shape,
+    o.rolloutIsWeights,
+  );
+  return { G, W, lengths: validTokenCounts(responseMask, shape) };
+}
+
 /** Rows of each group (first-appearance order of labels, rows ascending). */
 function groupRows(index: GroupLabels, rows: number, keep: (b: number) => boolean): number[][] {
   return groupMembers(factorizeLabels(index, rows), keep).filter((m) => m.length > 0);
@@ -227,18 +249,17 @@ export function optimalTokenBaselineAdvantage(
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
   const o = { ...OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
-  validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
-  const { epsilon, zeroTail } = o;
-  const { rows, cols } = shape;
-  const { G, W } = pathInputs(
+  const { G, W, lengths } = prepare(
     tokenLevelRewards,
     responseMask,
+    index,
     oldLogProbs,
     sumPiSquared,
     shape,
-    options.rolloutIsWeights,
+    o,
   );
-  const lengths = validTokenCounts(responseMask, shape);
+  const { epsilon, zeroTail } = o;
+  const { rows, cols } = shape;
   const baseline = groupBaselines(
     groupRows(index, rows, () => true),
     cols,
@@ -276,18 +297,17 @@ export function multiTurnOptimalTokenBaselineAdvantage(
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
   const o = { ...MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
-  validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
-  const { epsilon, zeroTail } = o;
-  const { rows, cols } = shape;
-  const { G, W } = pathInputs(
+  const { G, W, lengths } = prepare(
     tokenLevelRewards,
     responseMask,
+    index,
     oldLogProbs,
     sumPiSquared,
     shape,
-    options.rolloutIsWeights,
+    o,
   );
-  const lengths = validTokenCounts(responseMask, shape);
+  const { epsilon, zeroTail } = o;
+  const { rows, cols } = shape;
   let maxLen = 0;
   for (const n of lengths) if (n > maxLen) maxLen = n;
   // packed[b][k]: the k-th valid token's G and W; zeros beyond the row's length
