@@ -93,4 +93,21 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
       ),
     ).toThrow(/response_mask: value 2 at row 0, token 1 is not 0 or 1/);
   });
+
+  it('large finite values are not refused for what their row sum would be (GAE never sums them)', () => {
+    // V constant: delta = r + V_next - V = 0 except the last step (-V), so adv_raw = -V and returns = 0
+    const T = 64;
+    const v = new Float32Array(T).fill(1e37); // the row sum 6.4e38 is beyond float32, the values are not
+    const { returns } = gaeAdvantageReturn(
+      new Float32Array(T),
+      v,
+      new Float32Array(T).fill(1),
+      {
+        rows: 1,
+        cols: T,
+      },
+      { gamma: 1, lam: 1 },
+    );
+    expect(Array.from(returns).every((x) => x === 0)).toBe(true);
+  });
 });

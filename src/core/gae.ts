@@ -3,10 +3,10 @@
  * `compute_gae_advantage_return` ("gae"), with verl's multi-turn rule: mask-0 positions (tool or user
  * tokens) are skipped, not treated as steps.
  */
-import { checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
-import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
+import { checkBatch, checkMatrix } from './rowScores.js';
 
 export interface GaeOptions {
   /** Discount γ (no default in verl; required). */
@@ -51,8 +51,8 @@ export function gaeAdvantageReturn(
   }
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   checkMatrix(values, shape, 'values');
-  rowSums(tokenLevelRewards, shape);
-  rowSums(values, shape, 'values');
+  checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
+  checkFinite(values, shape.cols, 'values');
   checkMask(responseMask, shape.cols);
   const { rows, cols } = shape;
   const f32 = Math.fround;

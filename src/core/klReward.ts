@@ -1,9 +1,9 @@
 /**
  * KL-in-reward helper, as verl's `core_algos.compute_rewards`.
  */
-import { checkShape, type FloatArray, type Shape2 } from './batch.js';
+import { checkFinite, checkShape, type FloatArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { checkMatrix, rowSums } from './rowScores.js';
+import { checkMatrix } from './rowScores.js';
 
 /**
  * verl `compute_rewards(token_level_scores, old_log_prob, ref_log_prob, kl_ratio)`:
@@ -27,9 +27,9 @@ export function computeRewards(
   checkMatrix(tokenLevelScores, shape, 'token_level_scores');
   checkMatrix(oldLogProb, shape, 'old_log_prob');
   checkMatrix(refLogProb, shape, 'ref_log_prob');
-  rowSums(tokenLevelScores, shape, 'token_level_scores');
-  rowSums(oldLogProb, shape, 'old_log_prob');
-  rowSums(refLogProb, shape, 'ref_log_prob');
+  checkFinite(tokenLevelScores, shape.cols, 'token_level_scores');
+  checkFinite(oldLogProb, shape.cols, 'old_log_prob');
+  checkFinite(refLogProb, shape.cols, 'ref_log_prob');
   const f32 = Math.fround;
   const k = f32(klRatio);
   const out = new Float32Array(tokenLevelScores.length);

@@ -6,6 +6,7 @@
  * over the members of a prompt group, with `G` the reward-to-go and `W` a cumulative path-variance proxy.
  */
 import {
+  checkFinite,
   checkLabels,
   checkMask,
   type FloatArray,
@@ -15,7 +16,7 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
-import { checkBatch, checkMatrix, rowSums } from './rowScores.js';
+import { checkBatch, checkMatrix } from './rowScores.js';
 
 export interface OptimalTokenBaselineOptions {
   /** Per-token rollout IS weights ([B,T]); W is then scaled by their square. Default none. */
@@ -126,10 +127,10 @@ function validate(
   checkMatrix(sumPiSquared, shape, 'sum_pi_squared');
   if (o.rolloutIsWeights) checkMatrix(o.rolloutIsWeights, shape, 'rollout_is_weights');
   checkLabels(index, shape.rows);
-  rowSums(tokenLevelRewards, shape);
-  rowSums(oldLogProbs, shape, 'old_log_probs');
-  rowSums(sumPiSquared, shape, 'sum_pi_squared');
-  if (o.rolloutIsWeights) rowSums(o.rolloutIsWeights, shape, 'rollout_is_weights');
+  checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
+  checkFinite(oldLogProbs, shape.cols, 'old_log_probs');
+  checkFinite(sumPiSquared, shape.cols, 'sum_pi_squared');
+  if (o.rolloutIsWeights) checkFinite(o.rolloutIsWeights, shape.cols, 'rollout_is_weights');
   checkMask(responseMask, shape.cols);
 }
 

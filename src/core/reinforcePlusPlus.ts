@@ -6,10 +6,17 @@
  */
 
 import { type AdvantageReturn, groupMoments } from './advantage.js';
-import { checkMask, type FloatArray, type GroupLabels, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkFinite,
+  checkMask,
+  type FloatArray,
+  type GroupLabels,
+  type MaskArray,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
-import { broadcastRows, checkBatch, groupedRowScores, rowSums } from './rowScores.js';
+import { broadcastRows, checkBatch, groupedRowScores } from './rowScores.js';
 
 /** Zeroes masked positions (+0) of a whitened matrix: verl's final `· response_mask`. */
 function applyMask(x: Float32Array, mask: MaskArray): Float32Array {
@@ -48,7 +55,7 @@ export function reinforcePlusPlusAdvantage(
     });
   }
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  rowSums(tokenLevelRewards, shape); // finiteness check with (row, token) in the message
+  checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkMask(responseMask, shape.cols);
   const { rows, cols } = shape;
   const f32 = Math.fround;

@@ -3,9 +3,9 @@
  */
 
 import type { AdvantageReturn } from './advantage.js';
-import { checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { checkBatch, rowSums } from './rowScores.js';
+import { checkBatch } from './rowScores.js';
 
 /**
  * verl `compute_remax_outcome_advantage`: `returns[b,t] = Σ_{t' ≥ t} r[b,t']·m[b,t']` (reverse cumsum of
@@ -37,7 +37,7 @@ export function remaxAdvantage(
       });
     }
   }
-  rowSums(tokenLevelRewards, shape);
+  checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkMask(responseMask, shape.cols);
   const returns = new Float32Array(rows * cols);
   const advantages = new Float32Array(rows * cols);
