@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { centralDifferences } from '../../test/support/finiteDifference.js';
 import { Rng } from '../random.js';
 import { ContextPolicy, chainLogProbGrad } from './contextPolicy.js';
 
@@ -98,16 +99,8 @@ describe('chainLogProbGrad', () => {
           const objective = () =>
             items.reduce((s, _, i) => s + (g[i] as number) * p.logProb(ctx[i]!, tok[i]!), 0);
           const grad = chainLogProbGrad(p.probabilities(), p.contexts, p.vocab, ctx, tok, g);
-          const h = 1e-6;
-          for (let k = 0; k < p.logits.length; k++) {
-            const z = p.logits[k] as number;
-            p.logits[k] = z + h;
-            const up = objective();
-            p.logits[k] = z - h;
-            const down = objective();
-            p.logits[k] = z;
-            expect(grad[k]).toBeCloseTo((up - down) / (2 * h), 6);
-          }
+          const fd = centralDifferences(objective, p.logits, 1e-6);
+          for (let k = 0; k < p.logits.length; k++) expect(grad[k]).toBeCloseTo(fd[k] as number, 6);
         },
       ),
       { numRuns: 30 },

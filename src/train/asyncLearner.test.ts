@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { centralDifferences } from '../../test/support/finiteDifference.js';
 import { ACTION_ADD, ACTION_READ, ACTION_SUB, ACTION_SUBMIT } from '../envs/toolArithmetic.js';
 import { logProb, NUM_LOGITS } from '../policy/tabular.js';
 import { Rng } from '../random.js';
@@ -63,16 +64,8 @@ describe('offPolicyGradient', () => {
       });
       return total / episodes.length;
     };
-    const g = new Float64Array(NUM_LOGITS);
-    const h = 1e-6;
-    for (let j = 0; j < NUM_LOGITS; j++) {
-      const zp = current.slice();
-      const zm = current.slice();
-      zp[j] = (zp[j] as number) + h;
-      zm[j] = (zm[j] as number) - h;
-      g[j] = (J(zp) - J(zm)) / (2 * h);
-    }
-    return g;
+    const z = current.slice();
+    return centralDifferences(() => J(z), z, 1e-6);
   }
 
   for (const correction of ['none', 'is', 'tis', 'seq_is', 'seq_tis', 'drop'] as const) {
@@ -95,14 +88,9 @@ describe('offPolicyGradient', () => {
       });
       return total / episodes.length;
     };
-    const h = 1e-6;
-    for (let j = 0; j < NUM_LOGITS; j++) {
-      const zp = current.slice();
-      const zm = current.slice();
-      zp[j] = (zp[j] as number) + h;
-      zm[j] = (zm[j] as number) - h;
-      expect(out[j]).toBeCloseTo((S(zp) - S(zm)) / (2 * h), 6);
-    }
+    const z = current.slice();
+    const fd = centralDifferences(() => S(z), z, 1e-6);
+    for (let j = 0; j < NUM_LOGITS; j++) expect(out[j]).toBeCloseTo(fd[j] as number, 6);
   });
 
   it('weights: ratios by hand, truncated at the cap for tis, 1 for none', () => {

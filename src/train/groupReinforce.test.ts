@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { centralDifferences } from '../../test/support/finiteDifference.js';
 import { isLabError } from '../core/errors.js';
 import type { Action, Outcome, Stage, Task, TaskKind } from '../envs/toolArithmetic.js';
 import { createLogits, logProb } from '../policy/tabular.js';
@@ -147,15 +148,9 @@ describe('reinforceGradient', () => {
           );
           const grad = reinforceGradient(z, episodes, adv, reduce);
           const c = reduce === 'mean' ? 1 / adv.length : 1;
-          const h = 1e-5;
-          for (let i = 0; i < 24; i++) {
-            const zp = Float64Array.from(z);
-            const zm = Float64Array.from(z);
-            zp[i] = (zp[i] as number) + h;
-            zm[i] = (zm[i] as number) - h;
-            const fd = (objective(zp, episodes, adv, c) - objective(zm, episodes, adv, c)) / (2 * h);
-            expect(Math.abs((grad[i] as number) - fd)).toBeLessThan(1e-6);
-          }
+          const fd = centralDifferences(() => objective(z, episodes, adv, c), z, 1e-5);
+          for (let i = 0; i < 24; i++)
+            expect(Math.abs((grad[i] as number) - (fd[i] as number))).toBeLessThan(1e-6);
         },
       ),
       { numRuns: 40 },
