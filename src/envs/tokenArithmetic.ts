@@ -99,7 +99,11 @@ export interface TokenEnvOptions {
   thinkBuckets: number;
 }
 
-export const TOKEN_ENV_DEFAULTS: TokenEnvOptions = { budget: 48, toolErrorRate: 0.3, thinkBuckets: 3 };
+export const TOKEN_ENV_DEFAULTS: TokenEnvOptions = Object.freeze({
+  budget: 48,
+  toolErrorRate: 0.3,
+  thinkBuckets: 3,
+});
 
 /** True for tokens only the environment writes (digits, separators, check results): ids ≥ the first observation token. */
 export function isObservationToken(token: number): boolean {

@@ -181,7 +181,7 @@ function allTokenLabOptions(d: TokenLabConfig): OptionTable {
   };
 }
 
-export const TOKEN_LAB_DEFAULTS: TokenLabConfig = {
+export const TOKEN_LAB_DEFAULTS: TokenLabConfig = Object.freeze({
   updates: 150,
   tasksPerUpdate: 16,
   groupSize: 8,
@@ -198,7 +198,7 @@ export const TOKEN_LAB_DEFAULTS: TokenLabConfig = {
   evalTasks: 400,
   overlongBuffer: 5,
   unboundedBudget: 400,
-};
+});
 
 /** Reads the shared options (snake_case keys) out of a resolved experiment config. */
 export function tokenLabConfig(config: Record<string, unknown>): TokenLabConfig {

@@ -23,13 +23,13 @@ export interface OptimizerOptions {
   epsilon?: number;
 }
 
-export const OPTIMIZER_DEFAULTS: Required<OptimizerOptions> = {
+export const OPTIMIZER_DEFAULTS: Required<OptimizerOptions> = Object.freeze({
   kind: 'adam',
   learningRate: 0.05,
   beta1: 0.9,
   beta2: 0.999,
   epsilon: 1e-8,
-};
+});
 
 export class Optimizer {
   readonly options: Required<OptimizerOptions>;

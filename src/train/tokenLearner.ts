@@ -210,7 +210,10 @@ export interface PpoUpdateOptions {
   loss?: VanillaLossOptions;
 }
 
-export const PPO_UPDATE_DEFAULTS: Required<PpoUpdateOptions> = { epochs: 2, loss: {} };
+export const PPO_UPDATE_DEFAULTS: Required<PpoUpdateOptions> = Object.freeze({
+  epochs: 2,
+  loss: Object.freeze({}),
+});
 
 export interface PpoUpdateStats {
   /** Loss and verl metrics of each epoch, measured before that epoch's step. */
