@@ -57,6 +57,13 @@ describe('convention presets', () => {
     );
   });
 
+  it('the preset table is frozen to the leaves: a stray assignment throws instead of changing every later comparison', () => {
+    expect(() => {
+      (CONVENTION_PRESETS.verl as { epsilon: number }).epsilon = 0;
+    }).toThrow(TypeError);
+    expect(CONVENTION_PRESETS.verl.epsilon).toBe(1e-6);
+  });
+
   it('unknown preset is UNKNOWN_MODE naming the field', () => {
     expectLabError(() => conventionSpec('deepspeed' as never), 'UNKNOWN_MODE', 'preset');
   });

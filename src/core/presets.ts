@@ -24,7 +24,7 @@ export interface ConventionSpec {
   notes: string;
 }
 
-export const CONVENTION_PRESETS: Record<ConventionPreset, ConventionSpec> = Object.freeze({
+const PRESET_TABLE: Record<ConventionPreset, ConventionSpec> = {
   verl: {
     name: 'verl',
     std: 'unbiased',
@@ -80,7 +80,15 @@ export const CONVENTION_PRESETS: Record<ConventionPreset, ConventionSpec> = Obje
     notes:
       "The page does not give eps; 1e-6 (verl's) is used so the std kind is the only difference from verl. With the population std a group of one has std 0 and a centred reward of 0, so its advantage is 0 by the formula itself.",
   },
-});
+};
+
+/** Every preset's conventions and sources; frozen to the leaves (a changed epsilon would silently change every comparison). */
+export const CONVENTION_PRESETS: Readonly<Record<ConventionPreset, Readonly<ConventionSpec>>> = Object.freeze(
+  Object.fromEntries(Object.entries(PRESET_TABLE).map(([k, v]) => [k, Object.freeze(v)])) as Record<
+    ConventionPreset,
+    ConventionSpec
+  >,
+);
 
 const PRESET_NAMES = Object.keys(CONVENTION_PRESETS) as ConventionPreset[];
 
