@@ -190,11 +190,6 @@ const F32_ONE_PAIR = new Float64Array(new Float32Array([1, 1]).buffer)[0] as num
 const U8_ONE_OCTET = new Float64Array(new Uint8Array([1, 1, 1, 1, 1, 1, 1, 1]).buffer)[0] as number;
 
 /**
- * Wide scan: `words` views the mask 8 bytes at a time (`per` mask entries per word). A word equal to
- * `ones` is `per` ones, a word equal to +0/-0 is all zeros (a float32 or uint8 zero pattern; -0.0 as a
- * double is one +0 and one -0 float, both valid zeros); anything else is scanned entry by entry.
- */
-/**
  * Entries [from, from+per) of row `b` as a bit pattern (bit k set when entry k is 1); BAD_MASK when one
  * is neither 0 nor 1. Kept out of the wide loop so that loop stays small.
  */
