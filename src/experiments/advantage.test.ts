@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { expectLabError } from '../../test/support/labError.js';
 import { advantage, closedFormAdvantage, EXERCISE_BATCH, layoutBatch } from './advantage.js';
 import { resolveConfig } from './options.js';
 import type { JsonValue, RunRecord } from './types.js';
@@ -208,5 +209,20 @@ describe('advantage experiment', () => {
     const other = run(8);
     expect(other.tables.groups).toEqual(rec.tables.groups);
     expect(other.tables.mask_flip).not.toEqual(rec.tables.mask_flip);
+  });
+});
+
+describe('advantage.run called without the CLI', () => {
+  it('refuses an invalid value, naming the option', () => {
+    expectLabError(() => advantage.run({ epsilon: -1 }, { seed: 7 }), 'BAD_OPTION_VALUE', "option 'epsilon'");
+  });
+
+  it('refuses an unknown key', () => {
+    expectLabError(() => advantage.run({ eps: 0.1 }, { seed: 7 }), 'BAD_OPTION_VALUE', 'eps');
+  });
+
+  it('fills the defaults of a partial config (epsilon 1e-6, clip_ratio 0.2, ratio_noise 0.3)', () => {
+    const rec = advantage.run({ clip_ratio: 0.2 }, { seed: 7 }) as RunRecord;
+    expect(rec.config).toEqual({ epsilon: 1e-6, clip_ratio: 0.2, ratio_noise: 0.3 });
   });
 });

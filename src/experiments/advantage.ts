@@ -33,6 +33,7 @@ import { classifyGroups, type GroupKind } from '../core/groupDiagnostics.js';
 import { policyLossVanillaGrad } from '../core/policyLoss.js';
 import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../core/presets.js';
 import { Rng } from '../random.js';
+import { parseConfig } from './options.js';
 import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -358,9 +359,9 @@ function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, 
 
 const round = (v: number) => Number(v.toPrecision(10));
 
-function runAdvantage(config: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runAdvantage(input: Record<string, unknown>, ctx: RunContext): RunRecord {
   const started = performance.now();
-  const cfg = config as unknown as AdvantageConfig;
+  const cfg = parseConfig('advantage', ADVANTAGE_OPTIONS, input) as unknown as AdvantageConfig; // run() may be called without the CLI
   const eps = cfg.epsilon;
   const batch = EXERCISE_BATCH;
   const layout = layoutBatch(batch);
