@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectLabError } from '../../test/support/labError.js';
 import {
   type AggOptions,
   aggLoss,
@@ -14,19 +15,6 @@ const shape = { rows: 3, cols: 4 };
 // row 0: 4 valid tokens, row 1: 2 valid (with a hole), row 2: fully masked
 const x = Float32Array.from([1, 2, 3, 4, 10, 100, 20, 1000, 7, 7, 7, 7]);
 const m = Uint8Array.from([1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0]);
-
-function expectLabError(fn: () => unknown, code: string, field?: string): LabError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    const err = e as LabError;
-    expect(err.code).toBe(code);
-    if (field) expect(err.message).toContain(field);
-    return err;
-  }
-  throw new Error('expected a LabError');
-}
 
 describe('aggLoss: hand-computed values', () => {
   // row sums: 10, 30, (0, invalid); valid tokens 6, valid rows 2; T = 4

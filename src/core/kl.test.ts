@@ -1,19 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { adaptiveKlUpdate, applyKlPenalty, createKlController, KL_PENALTY_NAMES, klPenalty } from './kl.js';
-
-function expectLabError(fn: () => unknown, code: string, ...parts: string[]): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    expect((e as LabError).code).toBe(code);
-    for (const p of parts) expect((e as LabError).message).toContain(p);
-    return;
-  }
-  throw new Error('expected a LabError');
-}
 
 const lp = Float64Array.of(-1, -0.5, -3, -30);
 const ref = Float64Array.of(-1.5, -0.5, -1, -4);

@@ -1,20 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectLabError } from '../../test/support/labError.js';
 import { LOSS_AGG_MODES } from './aggLoss.js';
-import { LabError } from './errors.js';
 import { policyLossVanilla, policyLossVanillaGrad, type VanillaLossOptions } from './policyLoss.js';
-
-function expectLabError(fn: () => unknown, code: string, ...parts: string[]): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    expect((e as LabError).code).toBe(code);
-    for (const p of parts) expect((e as LabError).message).toContain(p);
-    return;
-  }
-  throw new Error('expected a LabError');
-}
 
 /** One token per case: old = 0, lp = log(r). */
 function single(r: number, a: number, options: VanillaLossOptions = {}) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import {
   policyLossCispo,
   policyLossClipCov,
@@ -10,18 +10,6 @@ import {
   policyLossReinforce,
   policyLossSapo,
 } from './policyLosses.js';
-
-function expectLabError(fn: () => unknown, code: string, ...parts: string[]): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    expect((e as LabError).code).toBe(code);
-    for (const p of parts) expect((e as LabError).message).toContain(p);
-    return;
-  }
-  throw new Error('expected a LabError');
-}
 
 // Two rows of three tokens; row 1 has one padded token holding garbage.
 const shape = { rows: 2, cols: 3 };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LabError } from './errors.js';
+import { expectLabError } from '../../test/support/labError.js';
 import { kishEss } from './ess.js';
 import {
   offPolicyMetrics,
@@ -9,18 +9,6 @@ import {
   rolloutIsWeights,
   rolloutRejectionMask,
 } from './rolloutCorrection.js';
-
-function expectLabError(fn: () => unknown, code: string, ...parts: string[]): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    expect((e as LabError).code).toBe(code);
-    for (const p of parts) expect((e as LabError).message).toContain(p);
-    return;
-  }
-  throw new Error('expected a LabError');
-}
 
 const shape = { rows: 2, cols: 3 };
 // row 0: ratios 0.5, 3, e^25 (clamped to e^20); row 1: ratio 1.5, 1, padding (NaN, ignored)

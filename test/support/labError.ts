@@ -6,10 +6,11 @@ import { expect } from 'vitest';
 import { isLabError, type LabError, type LabErrorCode } from '../../src/core/errors.js';
 
 /**
- * Calls `fn` and asserts that it throws a LabError with `code` whose message contains `text` (when
- * given). Returns the error for further checks (details, cause).
+ * Calls `fn` and asserts that it throws a LabError with `code` whose message contains every one of
+ * `fragments` (e.g. the field and the position: `'log_prob', 'row 1, token 1'`). Returns the error for
+ * further checks (details, cause).
  */
-export function expectLabError(fn: () => unknown, code: LabErrorCode, text?: string): LabError {
+export function expectLabError(fn: () => unknown, code: LabErrorCode, ...fragments: string[]): LabError {
   let err: unknown;
   try {
     fn();
@@ -17,7 +18,7 @@ export function expectLabError(fn: () => unknown, code: LabErrorCode, text?: str
     err = e;
   }
   expect(isLabError(err) ? err.code : `no LabError (${String(err)})`).toBe(code);
-  if (text !== undefined) expect((err as LabError).message).toContain(text);
+  for (const text of fragments) expect((err as LabError).message).toContain(text);
   return err as LabError;
 }
 
