@@ -7,13 +7,14 @@
  * Floor (the issue's definition): reading the input arrays and writing the output once, measured as
  * a typed-array copy of the same bytes into preallocated buffers (policy loss: old_log_prob,
  * log_prob, advantages and mask; aggLoss: loss_mat and mask). Each ratio is measured in the same run
- * as its floor, call by call (see `paired`). The policy loss must evaluate one exp per token; the `exp only` row times a bare
+ * as its floor, call by call (`timePaired` in bench/timing.ts). The policy loss must evaluate one exp per token; the `exp only` row times a bare
  * loop doing just that (read two arrays, exp, write one) to show how much of the cost exp itself is.
  * Inputs come from a fixed LCG, so every run times the same batch.
  */
 import { aggLoss } from '../src/core/aggLoss.js';
 import { policyLossVanilla } from '../src/core/policyLoss.js';
 import type { BenchRow } from './run.js';
+import { type PairedTiming, timePaired } from './timing.js';
 
 const B = 4096;
 const T = 4096;
@@ -54,35 +55,8 @@ function expChunk(lp: Float32Array, old: Float32Array, out: Float32Array, i0: nu
   for (let i = i0; i < i1; i++) out[i] = Math.exp((lp[i] as number) - (old[i] as number));
 }
 
-/**
- * The machine is shared, so load changes within seconds: each kernel call is timed right after a
- * floor call, and the reported ratio is the median of those paired ratios (ms values are medians).
- */
-function paired(
-  kernel: () => void,
-  floor: () => void,
-  repeats = 9,
-): { ms: number; floorMs: number; ratio: number } {
-  for (let k = 0; k < 2; k++) {
-    floor();
-    kernel();
-  }
-  const ks: number[] = [];
-  const fs: number[] = [];
-  const rs: number[] = [];
-  for (let k = 0; k < repeats; k++) {
-    const t0 = performance.now();
-    floor();
-    const t1 = performance.now();
-    kernel();
-    const t2 = performance.now();
-    fs.push(t1 - t0);
-    ks.push(t2 - t1);
-    rs.push((t2 - t1) / (t1 - t0));
-  }
-  const med = (v: number[]) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)] as number;
-  return { ms: med(ks), floorMs: med(fs), ratio: med(rs) };
-}
+/** Timed pairs per kernel: fewer than timing.ts's default 11, since every call streams 64 MB arrays. */
+const REPEATS = 9;
 
 export async function run(): Promise<BenchRow[]> {
   const { old, lp, adv, mask } = buildBatch();
@@ -104,7 +78,7 @@ export async function run(): Promise<BenchRow[]> {
   };
   const out = new Float32Array(n);
   const note = `B=${B}, T=${T}, groups of ${GROUP}, ragged masks with holes, float32`;
-  const row = (name: string, r: { ms: number; floorMs: number; ratio: number }, extra: string): BenchRow => ({
+  const row = (name: string, r: PairedTiming, extra: string): BenchRow => ({
     group: 'loss',
     name,
     ms: r.ms,
@@ -115,37 +89,42 @@ export async function run(): Promise<BenchRow[]> {
   return [
     row(
       'policyLossVanilla token-mean',
-      paired(() => policyLossVanilla(old, lp, adv, mask, shape), floorPolicy, 5),
+      timePaired(() => policyLossVanilla(old, lp, adv, mask, shape), floorPolicy, 5),
       'allocates perTokenLoss: first-touch page faults of 64 MB each call',
     ),
     row(
       'policyLossVanilla token-mean, reused out',
-      paired(() => policyLossVanilla(old, lp, adv, mask, shape, { out }), floorPolicy),
+      timePaired(() => policyLossVanilla(old, lp, adv, mask, shape, { out }), floorPolicy, REPEATS),
       'writes into a preallocated output, as the floor does (like-for-like)',
     ),
     row(
       'policyLossVanilla seq-mean-token-mean, reused out',
-      paired(
+      timePaired(
         () => policyLossVanilla(old, lp, adv, mask, shape, { out, lossAggMode: 'seq-mean-token-mean' }),
         floorPolicy,
+        REPEATS,
       ),
       '',
     ),
     row(
       'exp only (Math.exp loop, reference)',
-      paired(() => {
-        for (let i = 0; i < n; i += 16384) expChunk(lp, old, out, i, Math.min(n, i + 16384));
-      }, floorPolicy),
+      timePaired(
+        () => {
+          for (let i = 0; i < n; i += 16384) expChunk(lp, old, out, i, Math.min(n, i + 16384));
+        },
+        floorPolicy,
+        REPEATS,
+      ),
       'read lp, old; write exp(lp - old): the cost of the exp the loss must evaluate',
     ),
     row(
       'aggLoss token-mean',
-      paired(() => aggLoss(lp, mask, shape, 'token-mean'), floorAgg),
+      timePaired(() => aggLoss(lp, mask, shape, 'token-mean'), floorAgg, REPEATS),
       'floor = copy of loss_mat + mask',
     ),
     row(
       'aggLoss seq-mean-token-mean',
-      paired(() => aggLoss(lp, mask, shape, 'seq-mean-token-mean'), floorAgg),
+      timePaired(() => aggLoss(lp, mask, shape, 'seq-mean-token-mean'), floorAgg, REPEATS),
       'floor = copy of loss_mat + mask',
     ),
   ];
