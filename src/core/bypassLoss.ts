@@ -33,6 +33,15 @@ export interface BypassLossOptions extends RolloutCorrectionOptions {
   vanilla?: Omit<VanillaLossOptions, 'lossAggMode' | 'rolloutIsWeights' | 'out'>;
 }
 
+/** verl's YAML defaults: ppo_clip, token-mean, `rollout_is: null`, `rollout_rs: null`, default clip settings. */
+const BYPASS_DEFAULTS: Readonly<Required<BypassLossOptions>> = Object.freeze({
+  lossType: 'ppo_clip',
+  lossAggMode: 'token-mean',
+  is: null,
+  rejection: null,
+  vanilla: Object.freeze({}),
+});
+
 export interface BypassLossResult {
   loss: number;
   /** The inner loss's metrics (verl prefixes them `actor/`). */
@@ -48,7 +57,7 @@ export interface BypassLossResult {
 /**
  * verl `compute_policy_loss_bypass_mode(old_log_prob, log_prob, advantages, response_mask,
  * loss_agg_mode, config)` with `old_log_prob` = the rollout log-probs; formulas in the file
- * header. Throws what the inner pieces throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE...) and
+ * header; defaults {@link BYPASS_DEFAULTS}, merged once. Throws what the inner pieces throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE...) and
  * UNKNOWN_MODE for an unknown loss type.
  */
 export function policyLossBypass(
@@ -59,7 +68,7 @@ export function policyLossBypass(
   shape: Shape2,
   options: BypassLossOptions = {},
 ): BypassLossResult {
-  const lossType = options.lossType ?? 'ppo_clip';
+  const { lossType, lossAggMode, is, rejection, vanilla } = { ...BYPASS_DEFAULTS, ...options };
   if (lossType !== 'ppo_clip' && lossType !== 'reinforce') {
     throw new LabError(
       'UNKNOWN_MODE',
@@ -69,14 +78,10 @@ export function policyLossBypass(
       },
     );
   }
-  const lossAggMode = options.lossAggMode ?? 'token-mean';
-  const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, {
-    is: options.is ?? null,
-    rejection: options.rejection ?? null,
-  });
+  const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, { is, rejection });
   if (lossType === 'ppo_clip') {
     const r = policyLossVanilla(oldLogProb, logProb, advantages, corr.mask, shape, {
-      ...options.vanilla,
+      ...vanilla,
       lossAggMode,
     });
     return {
@@ -90,7 +95,7 @@ export function policyLossBypass(
   const r = policyLossReinforce(oldLogProb, logProb, advantages, corr.mask, shape, {
     lossAggMode,
     rolloutIsWeights: corr.weights,
-    ...(options.vanilla?.agg ? { agg: options.vanilla.agg } : {}),
+    ...(vanilla.agg ? { agg: vanilla.agg } : {}),
   });
   return {
     loss: r.loss,
