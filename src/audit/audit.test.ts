@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LabError } from '../core/errors.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
-import { runAudit } from './audit.js';
+import { AUDIT_DEFAULTS, runAudit } from './audit.js';
 import { expectedAudit, type PlainRow } from './testing.js';
 
 let dir: string;
@@ -397,5 +397,17 @@ describe('labs audit: trl preset', () => {
     const e = await auditError(runAudit(d, { preset: 'trl' }));
     expect(e.code).toBe('MISSING_COLUMN');
     expect(e.message).toMatch(/completions_00002\.parquet: column 'prompt'/);
+  });
+});
+
+describe('AUDIT_DEFAULTS', () => {
+  it('is frozen to the leaves: a stray assignment throws instead of changing every later audit', () => {
+    expect(() => {
+      (AUDIT_DEFAULTS as { passValue: number }).passValue = 0.5;
+    }).toThrow(TypeError);
+    expect(() => {
+      (AUDIT_DEFAULTS.columns as Record<string, string>).reward = 'score';
+    }).toThrow(TypeError);
+    expect(AUDIT_DEFAULTS.passValue).toBe(1);
   });
 });

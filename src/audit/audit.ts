@@ -44,14 +44,14 @@ export interface AuditOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export const AUDIT_DEFAULTS = {
+export const AUDIT_DEFAULTS = Object.freeze({
   preset: 'generic',
-  columns: {},
+  columns: Object.freeze({}),
   reward: null,
   skipBadRows: false,
   failValue: 0,
   passValue: 1,
-} as const satisfies Partial<AuditOptions>;
+} as const satisfies Partial<AuditOptions>);
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 

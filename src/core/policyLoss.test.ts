@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { LOSS_AGG_MODES } from './aggLoss.js';
-import { policyLossVanilla, policyLossVanillaGrad, type VanillaLossOptions } from './policyLoss.js';
+import {
+  policyLossVanilla,
+  policyLossVanillaGrad,
+  VANILLA_DEFAULTS,
+  type VanillaLossOptions,
+} from './policyLoss.js';
 
 /** One token per case: old = 0, lp = log(r). */
 function single(r: number, a: number, options: VanillaLossOptions = {}) {
@@ -89,6 +94,18 @@ describe('policyLossVanilla: the clipped surrogate token by token', () => {
     const r = policyLossVanilla(...args, { lossAggMode: 'seq-mean-token-sum-norm' });
     expect(r.loss).toBe(0);
     expect(r.metrics).toEqual({ pg_clipfrac: 0, ppo_kl: 0, pg_clipfrac_lower: 0 });
+  });
+});
+
+describe('VANILLA_DEFAULTS', () => {
+  it('is frozen to the leaves: a stray assignment throws instead of changing every later loss', () => {
+    expect(() => {
+      (VANILLA_DEFAULTS as { clipRatio: number }).clipRatio = 0.5;
+    }).toThrow(TypeError);
+    expect(() => {
+      (VANILLA_DEFAULTS.agg as { dpSize?: number }).dpSize = 2;
+    }).toThrow(TypeError);
+    expect(VANILLA_DEFAULTS.clipRatio).toBe(0.2);
   });
 });
 

@@ -60,17 +60,17 @@ export interface VanillaLossOptions {
   out?: Float32Array | null;
 }
 
-export const VANILLA_DEFAULTS = {
+export const VANILLA_DEFAULTS = Object.freeze({
   clipRatio: 0.2,
   clipRatioLow: null,
   clipRatioHigh: null,
   clipRatioC: 3.0,
   logRatioClamp: 20,
   lossAggMode: 'token-mean',
-  agg: {},
+  agg: Object.freeze({}),
   rolloutIsWeights: null,
   out: null,
-} as const satisfies Required<VanillaLossOptions>;
+} as const satisfies Required<VanillaLossOptions>);
 
 /** verl's metrics dict, without the `actor/` prefix. */
 export interface PolicyLossMetrics {

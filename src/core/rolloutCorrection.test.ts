@@ -5,6 +5,7 @@ import { kishEss } from './ess.js';
 import {
   offPolicyMetrics,
   parseRejectionRules,
+  ROLLOUT_IS_DEFAULTS,
   rolloutCorrection,
   rolloutIsWeights,
   rolloutRejectionMask,
@@ -16,6 +17,13 @@ const logRatio = Float64Array.of(Math.log(0.5), Math.log(3), 25, Math.log(1.5), 
 const mask = Uint8Array.of(1, 1, 1, 1, 1, 0);
 
 describe('rolloutIsWeights', () => {
+  it('ROLLOUT_IS_DEFAULTS is frozen: a stray assignment throws instead of changing every later call', () => {
+    expect(() => {
+      (ROLLOUT_IS_DEFAULTS as { threshold: number }).threshold = 10;
+    }).toThrow(TypeError);
+    expect(ROLLOUT_IS_DEFAULTS.threshold).toBe(2);
+  });
+
   it('token level: exp(clamp(ℓ, ±20)), truncated at τ from above only, 0 in padding', () => {
     const r = rolloutIsWeights(logRatio, mask, shape, { level: 'token', threshold: 2 });
     const expected = [0.5, 2, 2, 1.5, 1, 0];

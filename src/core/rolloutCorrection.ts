@@ -46,11 +46,11 @@ export interface RolloutIsOptions {
   normalization?: RolloutIsNormalization;
 }
 
-export const ROLLOUT_IS_DEFAULTS: Required<RolloutIsOptions> = {
+export const ROLLOUT_IS_DEFAULTS: Readonly<Required<RolloutIsOptions>> = Object.freeze({
   level: 'token',
   threshold: 2.0,
   normalization: 'none',
-};
+});
 
 /** Metrics dictionary with verl's keys (without the `rollout_corr/` prefix). */
 export type RolloutMetrics = Record<string, number>;
