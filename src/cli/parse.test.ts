@@ -110,6 +110,28 @@ describe('parseCli', () => {
     expect(cliError(['audit', 'x', '--preset', 'nope']).code).toBe('BAD_CLI');
   });
 
+  it('has one --col-<name> flag per canonical audit column (kebab-case flag, snake_case key)', () => {
+    const canonical = [
+      'step',
+      'group',
+      'task',
+      'reward',
+      'response',
+      'action_tokens',
+      'env_tokens',
+      'truncated',
+      'mask',
+      'advantage',
+    ];
+    const argv = ['audit', 'dumps/'];
+    for (const col of canonical) argv.push(`--col-${col.replace(/_/g, '-')}`, `src_${col}`);
+    const p = parseCli(argv);
+    expect(p.command === 'audit' ? p.columns : null).toEqual(
+      Object.fromEntries(canonical.map((c) => [c, `src_${c}`])),
+    );
+    expect(cliError(['audit', 'x', '--col-score', 'y']).code).toBe('BAD_CLI');
+  });
+
   it('parses report with several records', () => {
     expect(parseCli(['report', 'a.json', 'b.json', '--html', 'o.html'])).toMatchObject({
       command: 'report',

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
+import { CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
 
@@ -116,20 +117,6 @@ function memoryLimitOption(value: unknown): string | null {
   }
   return text;
 }
-
-/** Column-remapping flags of `labs audit` (`--col-<name> SOURCE`). */
-export const AUDIT_COLUMNS = [
-  'step',
-  'group',
-  'task',
-  'reward',
-  'response',
-  'action_tokens',
-  'env_tokens',
-  'truncated',
-  'mask',
-  'advantage',
-] as const;
 
 function buildProgram(sink: (p: ParsedCli) => void): Command {
   const program = new Command();
@@ -257,11 +244,12 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
-  for (const col of AUDIT_COLUMNS)
+  // One `--col-<name> SOURCE` remapping flag per canonical audit column.
+  for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
   audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
     const columns: Record<string, string> = {};
-    for (const col of AUDIT_COLUMNS) {
+    for (const col of CANONICAL_COLUMNS) {
       const key = `col${col
         .split('_')
         .map((p) => p[0]?.toUpperCase() + p.slice(1))
