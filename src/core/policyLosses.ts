@@ -92,6 +92,27 @@ function validate(
 }
 
 /**
+ * Entry of the losses that aggregate with the caller's `lossAggMode`: {@link validate}, then the mode
+ * (`options.lossAggMode`, else `defaultMode`) checked (UNKNOWN_MODE). Returns the IS weights or null
+ * and the mode.
+ */
+function validateWithMode(
+  old: FloatArray,
+  lp: FloatArray,
+  adv: FloatArray,
+  mask: MaskArray,
+  shape: Shape2,
+  options: CommonLossOptions & { lossAggMode?: LossAggMode },
+  defaultMode: LossAggMode,
+  oldName = 'old_log_prob',
+): { w: FloatArray | null; mode: LossAggMode } {
+  const w = validate(old, lp, adv, mask, shape, options.rolloutIsWeights, oldName);
+  const mode = options.lossAggMode ?? defaultMode;
+  checkAggMode(mode);
+  return { w, mode };
+}
+
+/**
  * Losses that reduce each row with a plain product `x·m` before anything else (GSPO's sequence
  * ratio, GMPO's means) turn a non-finite padded value into a NaN loss in verl; the lab raises
  * NON_FINITE there instead. `rowsThatCount`: 'valid' when fully masked rows drop out of the
@@ -280,9 +301,15 @@ export function policyLossCispo(
   shape: Shape2,
   options: ClipRatioOptions & CommonLossOptions & { lossAggMode?: LossAggMode } = {},
 ): PolicyLossOutput {
-  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
-  const mode = options.lossAggMode ?? 'token-mean';
-  checkAggMode(mode);
+  const { w, mode } = validateWithMode(
+    oldLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options,
+    'token-mean',
+  );
   const { low, high } = clipBounds(options);
   const agg = options.agg ?? {};
   resolveAggOptions(agg);
@@ -422,9 +449,15 @@ export function policyLossGpg(
   shape: Shape2,
   options: CommonLossOptions & { lossAggMode?: LossAggMode } = {},
 ): PolicyLossOutput {
-  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
-  const mode = options.lossAggMode ?? 'token-mean';
-  checkAggMode(mode);
+  const { w, mode } = validateWithMode(
+    oldLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options,
+    'token-mean',
+  );
   const n = shape.rows * shape.cols;
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -448,17 +481,16 @@ export function policyLossReinforce(
   shape: Shape2,
   options: CommonLossOptions & { lossAggMode?: LossAggMode } = {},
 ): PolicyLossOutput {
-  const w = validate(
+  const { w, mode } = validateWithMode(
     rolloutLogProb,
     logProb,
     advantages,
     responseMask,
     shape,
-    options.rolloutIsWeights,
+    options,
+    'seq-mean-token-sum',
     'rollout_log_prob',
   );
-  const mode = options.lossAggMode ?? 'seq-mean-token-sum';
-  checkAggMode(mode);
   const n = shape.rows * shape.cols;
   const out = new Float32Array(n);
   let kl = 0;
@@ -515,9 +547,15 @@ export function policyLossClipCov(
   shape: Shape2,
   options: ClipCovOptions = {},
 ): PolicyLossOutput {
-  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
-  const mode = options.lossAggMode ?? 'token-mean';
-  checkAggMode(mode);
+  const { w, mode } = validateWithMode(
+    oldLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options,
+    'token-mean',
+  );
   const { low, high } = clipBounds(options);
   const ratioCut = options.clipCovRatio ?? 2e-4;
   const lb = options.clipCovLb ?? 1.0;
@@ -603,9 +641,15 @@ export function policyLossKlCov(
   shape: Shape2,
   options: KlCovOptions = {},
 ): PolicyLossOutput {
-  const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
-  const mode = options.lossAggMode ?? 'token-mean';
-  checkAggMode(mode);
+  const { w, mode } = validateWithMode(
+    oldLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options,
+    'token-mean',
+  );
   const ratio = options.klCovRatio ?? 2e-4;
   const coef = options.ppoKlCoef ?? 0.1;
   if (!(ratio > 0) || !Number.isFinite(coef)) {
