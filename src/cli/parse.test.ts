@@ -110,6 +110,14 @@ describe('parseCli', () => {
     expect(cliError(['audit', 'x', '--preset', 'nope']).code).toBe('BAD_CLI');
   });
 
+  it('accepts exactly the three dump layouts as --preset, generic by default', () => {
+    for (const preset of ['verl', 'trl', 'generic']) {
+      expect(parseCli(['audit', 'x', '--preset', preset])).toMatchObject({ command: 'audit', preset });
+    }
+    expect(parseCli(['audit', 'x'])).toMatchObject({ command: 'audit', preset: 'generic' });
+    expect(cliError(['audit', 'x', '--preset', 'Verl']).code).toBe('BAD_CLI');
+  });
+
   it('has one --col-<name> flag per canonical audit column (kebab-case flag, snake_case key)', () => {
     const canonical = [
       'step',

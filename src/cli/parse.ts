@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { CANONICAL_COLUMNS } from '../audit/presets.js';
+import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
 
@@ -56,8 +56,6 @@ export function parseSeeds(text: string): number[] {
   return seeds;
 }
 
-export type AuditPreset = 'verl' | 'trl' | 'generic';
-
 export type ParsedCli =
   | { command: 'help'; text: string; debug: boolean }
   | { command: 'version'; text: string; debug: boolean }
@@ -79,7 +77,7 @@ export type ParsedCli =
   | {
       command: 'audit';
       path: string;
-      preset: AuditPreset;
+      preset: AuditPresetName;
       json: boolean;
       out: string | null;
       skipBadRows: boolean;
@@ -231,7 +229,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .description('diagnose real rollout dumps: zero-variance groups, per-task waste, token denominators')
     .argument('<path>', 'a dump directory or file')
     .addOption(
-      new Option('--preset <preset>', 'dump layout').choices(['verl', 'trl', 'generic']).default('generic'),
+      new Option('--preset <preset>', 'dump layout').choices(Object.keys(AUDIT_PRESETS)).default('generic'),
     )
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
@@ -260,7 +258,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     sink({
       command: 'audit',
       path,
-      preset: o.preset as AuditPreset,
+      preset: o.preset as AuditPresetName,
       json: Boolean(o.json),
       out: typeof o.out === 'string' ? o.out : null,
       skipBadRows: Boolean(o.skipBadRows),
