@@ -31,6 +31,7 @@ import {
   TRUNCATION_ONLY_KEYS,
   tokenLabConfig,
   tokenLabOptions,
+  trajectoryAccounting,
 } from './tokenLab.js';
 import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
@@ -99,7 +100,6 @@ function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
     env_tokens: (u) => u.envTokensPerTrajectory,
     loss_tokens: (u) => u.lossTokensPerTrajectory,
   });
-  const accounting = results.flatMap((r) => r.lastGroup.map((row) => ({ arm: r.spec.arm, ...row })));
 
   return {
     experiment: 'mask',
@@ -108,7 +108,7 @@ function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
     config: config as Record<string, JsonValue>,
     metrics,
     curves,
-    tables: { arms, trajectory_accounting: accounting },
+    tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
     notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.evalTasks)],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },

@@ -19,6 +19,7 @@ import {
   type TokenLabConfig,
   tokenLabConfig,
   tokenLabOptions,
+  trajectoryAccounting,
   type UpdateRecord,
 } from './tokenLab.js';
 import { truncation } from './truncation.js';
@@ -224,6 +225,27 @@ describe('runTokenArm', () => {
     const mean = r.updates.reduce((s, u) => s + u.success, 0) / r.updates.length; // equal batch sizes
     expect(p.success).toBeCloseTo(mean, 12);
     expect(p.trajectories).toBe(4 * 16);
+  });
+});
+
+describe('trajectoryAccounting', () => {
+  it("lists every arm's last-group rows in arm order, tagged with the arm", () => {
+    const arm = (name: string, lastGroup: Record<string, number | string>[]) =>
+      ({ spec: { arm: name }, lastGroup }) as unknown as ArmResult;
+    const rows = trajectoryAccounting([
+      arm('correct', [
+        { trajectory: 0, score: 1 },
+        { trajectory: 1, score: 0 },
+      ]),
+      arm('empty', []),
+      arm('flipped', [{ trajectory: 0, score: 0.5 }]),
+    ]);
+    expect(rows).toEqual([
+      { arm: 'correct', trajectory: 0, score: 1 },
+      { arm: 'correct', trajectory: 1, score: 0 },
+      { arm: 'flipped', trajectory: 0, score: 0.5 },
+    ]);
+    expect(Object.keys(rows[0] ?? {})[0]).toBe('arm'); // the arm column comes first in the table
   });
 });
 

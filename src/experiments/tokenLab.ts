@@ -665,6 +665,14 @@ export function armTable(
   return { arms, metrics };
 }
 
+/**
+ * The `trajectory_accounting` table: every arm's {@link ArmResult.lastGroup} rows in arm order, each
+ * with an `arm` column first (a row's own columns follow and win on a clash, as before).
+ */
+export function trajectoryAccounting(results: readonly ArmResult[]): Record<string, JsonValue>[] {
+  return results.flatMap((r) => r.lastGroup.map((row) => ({ arm: r.spec.arm, ...row })));
+}
+
 /** Runs every arm in order with one progress callback over all of them. */
 export function runArms(
   specs: readonly ArmSpec[],

@@ -33,6 +33,7 @@ import {
   TRUNCATION_POLICIES,
   tokenLabConfig,
   tokenLabOptions,
+  trajectoryAccounting,
 } from './tokenLab.js';
 import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
@@ -133,10 +134,7 @@ function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunReco
     config: config as Record<string, JsonValue>,
     metrics,
     curves,
-    tables: {
-      arms,
-      trajectory_accounting: results.flatMap((r) => r.lastGroup.map((row) => ({ arm: r.spec.arm, ...row }))),
-    },
+    tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
     notes: [truncationConclusion(results, cfg.budget, cfg.unboundedBudget), ...truncationCaveats()],
     plots: {
       success: { title: 'Training success (under the budget)', y: 'fraction of trajectories' },
