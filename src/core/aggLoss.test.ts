@@ -2,10 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import {
+  AGG_SUM_SLOTS,
   type AggOptions,
+  addAggSums,
   aggLoss,
   aggLossDenominator,
   aggLossGrad,
+  aggSumsOf,
   LOSS_AGG_MODES,
   type LossAggMode,
 } from './aggLoss.js';
@@ -227,6 +230,23 @@ describe('aggLoss properties', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('addAggSums / aggSumsOf (the accumulator layout the fused passes share)', () => {
+  it('adds each call into the five AggSums slots and leaves the slots after them alone', () => {
+    const acc = new Float64Array(AGG_SUM_SLOTS + 1);
+    acc[AGG_SUM_SLOTS] = 7; // a pass's own slot
+    addAggSums(acc, 1.5, 1, 0.25, 3, 1);
+    addAggSums(acc, -0.5, 2, 0.5, 4, 2);
+    expect(aggSumsOf(acc)).toEqual({
+      sumAll: 1,
+      sumValidRows: 3,
+      sumRowMeans: 0.75,
+      validTokens: 7,
+      validRows: 3,
+    });
+    expect(acc[AGG_SUM_SLOTS]).toBe(7);
   });
 });
 

@@ -279,6 +279,41 @@ function aggSlow(
   return s;
 }
 
+/**
+ * The fused passes (this file's {@link aggRows}, policyLoss.ts's vanilla pass) accumulate into a
+ * float64 array whose first {@link AGG_SUM_SLOTS} slots are the {@link AggSums}: sumAll, sumValidRows,
+ * sumRowMeans, validTokens, validRows. Adds one call's partial sums there (once per call, never per
+ * token).
+ */
+export function addAggSums(
+  acc: Float64Array,
+  sumAll: number,
+  sumValidRows: number,
+  sumRowMeans: number,
+  validTokens: number,
+  validRows: number,
+): void {
+  acc[0] = (acc[0] as number) + sumAll;
+  acc[1] = (acc[1] as number) + sumValidRows;
+  acc[2] = (acc[2] as number) + sumRowMeans;
+  acc[3] = (acc[3] as number) + validTokens;
+  acc[4] = (acc[4] as number) + validRows;
+}
+
+/** Slots used by {@link addAggSums}; a pass's own accumulators start here. */
+export const AGG_SUM_SLOTS = 5;
+
+/** The {@link AggSums} held in the first {@link AGG_SUM_SLOTS} slots of a pass's accumulator. */
+export function aggSumsOf(acc: Float64Array): AggSums {
+  return {
+    sumAll: acc[0] as number,
+    sumValidRows: acc[1] as number,
+    sumRowMeans: acc[2] as number,
+    validTokens: acc[3] as number,
+    validRows: acc[4] as number,
+  };
+}
+
 /** Tokens per call of {@link aggRows}. */
 const TOKENS_PER_CALL = 16384;
 
@@ -296,24 +331,15 @@ function aggSums(
   cols: number,
   mode: LossAggMode,
 ): { sums: AggSums; badMask: number } {
-  const acc = new Float64Array(6);
+  const acc = new Float64Array(AGG_SUM_SLOTS + 1);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
   const padCheck = mode !== 'token-mean';
   for (let b = 0; b < rows; b += step)
     aggRows(lossMat, lossMask, b, Math.min(rows, b + step), cols, padCheck, acc);
-  return {
-    sums: {
-      sumAll: acc[0] as number,
-      sumValidRows: acc[1] as number,
-      sumRowMeans: acc[2] as number,
-      validTokens: acc[3] as number,
-      validRows: acc[4] as number,
-    },
-    badMask: acc[5] as number,
-  };
+  return { sums: aggSumsOf(acc), badMask: acc[AGG_SUM_SLOTS] as number };
 }
 
-/** Rows `[b0, b1)` of {@link aggSums}, added into `acc` (sumAll, sumValidRows, sumRowMeans, tokens, rows, bad). */
+/** Rows `[b0, b1)` of {@link aggSums}, added into `acc` (the {@link AggSums} slots, then bad). */
 function aggRows(
   lossMat: FloatArray,
   lossMask: MaskArray,
@@ -376,12 +402,8 @@ function aggRows(
       sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
     }
   }
-  acc[0] = (acc[0] as number) + sumAll;
-  acc[1] = (acc[1] as number) + sumValidRows;
-  acc[2] = (acc[2] as number) + sumRowMeans;
-  acc[3] = (acc[3] as number) + validTokens;
-  acc[4] = (acc[4] as number) + validRows;
-  acc[5] = (acc[5] as number) + bad;
+  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
+  acc[AGG_SUM_SLOTS] = (acc[AGG_SUM_SLOTS] as number) + bad;
 }
 
 /**

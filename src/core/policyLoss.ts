@@ -18,9 +18,12 @@
  * then a slow path names the offending field and position. Padding tokens cost no exp.
  */
 import {
+  AGG_SUM_SLOTS,
   type AggOptions,
   type AggSums,
+  addAggSums,
   aggLossGrad,
+  aggSumsOf,
   checkAggMode,
   finishAgg,
   type LossAggMode,
@@ -231,22 +234,20 @@ function vanillaPass(
     vanillaRows(old, lp, adv, mask, w, b, Math.min(rows, b + step), cols, bounds, padCheck, out, acc);
   }
   return {
-    sums: {
-      sumAll: acc[0] as number,
-      sumValidRows: acc[1] as number,
-      sumRowMeans: acc[2] as number,
-      validTokens: acc[3] as number,
-      validRows: acc[4] as number,
-    },
-    kl: acc[5] as number,
-    clip: acc[6] as number,
-    lower: acc[7] as number,
-    check: acc[8] as number,
+    sums: aggSumsOf(acc),
+    kl: acc[KL] as number,
+    clip: acc[CLIP] as number,
+    lower: acc[LOWER] as number,
+    check: acc[CHECK] as number,
   };
 }
 
-/** Accumulators of {@link vanillaRows}: sumAll, sumValidRows, sumRowMeans, tokens, rows, kl, clip, lower, check. */
-const ACC_SLOTS = 9;
+/** Accumulator slots of {@link vanillaRows}: the {@link AggSums} (see addAggSums), then kl, clip, lower, check. */
+const KL = AGG_SUM_SLOTS;
+const CLIP = KL + 1;
+const LOWER = KL + 2;
+const CHECK = KL + 3;
+const ACC_SLOTS = KL + 4;
 
 /**
  * Rows `[b0, b1)` of the fused pass, adding into `acc`. The batch is cut into calls of about
@@ -360,15 +361,11 @@ function vanillaRows(
       sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
     }
   }
-  acc[0] = (acc[0] as number) + sumAll;
-  acc[1] = (acc[1] as number) + sumValidRows;
-  acc[2] = (acc[2] as number) + sumRowMeans;
-  acc[3] = (acc[3] as number) + validTokens;
-  acc[4] = (acc[4] as number) + validRows;
-  acc[5] = (acc[5] as number) + kl;
-  acc[6] = (acc[6] as number) + clip;
-  acc[7] = (acc[7] as number) + lower;
-  acc[8] = (acc[8] as number) + check;
+  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
+  acc[KL] = (acc[KL] as number) + kl;
+  acc[CLIP] = (acc[CLIP] as number) + clip;
+  acc[LOWER] = (acc[LOWER] as number) + lower;
+  acc[CHECK] = (acc[CHECK] as number) + check;
 }
 
 /**
