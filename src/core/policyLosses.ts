@@ -149,10 +149,20 @@ function checkPaddingFinite(
   }
 }
 
-function maskedMean(sum: number, mask: MaskArray): number {
+/** verl's masked-mean denominator `Σ m + 1e-8`. */
+function maskedMeanDenominator(mask: MaskArray): number {
   let n = 0;
   for (let i = 0; i < mask.length; i++) n += mask[i] as number;
-  return sum / (n + 1e-8);
+  return n + 1e-8;
+}
+
+/**
+ * verl's three metrics from their masked sums: pg_clipfrac `clip`, ppo_kl `kl`, pg_clipfrac_lower
+ * `lower`, each `/ (Σ m + 1e-8)`; a loss that has no such clip passes 0 (the metric is then 0).
+ */
+function clipMetrics(clip: number, kl: number, lower: number, mask: MaskArray): PolicyLossMetrics {
+  const d = maskedMeanDenominator(mask);
+  return { pg_clipfrac: clip / d, ppo_kl: kl / d, pg_clipfrac_lower: lower / d };
 }
 
 const FIELD = 'per-token loss (from log_prob/old_log_prob/advantages)';
@@ -217,11 +227,7 @@ export function policyLossGspo(
   return {
     loss,
     perTokenLoss: out,
-    metrics: {
-      pg_clipfrac: maskedMean(clip, responseMask),
-      ppo_kl: maskedMean(kl, responseMask),
-      pg_clipfrac_lower: 0,
-    },
+    metrics: clipMetrics(clip, kl, 0, responseMask),
   };
 }
 
@@ -282,7 +288,7 @@ export function policyLossSapo(
   return {
     loss,
     perTokenLoss: out,
-    metrics: { pg_clipfrac: 0, ppo_kl: maskedMean(kl, responseMask), pg_clipfrac_lower: 0 },
+    metrics: clipMetrics(0, kl, 0, responseMask),
   };
 }
 
@@ -332,11 +338,7 @@ export function policyLossCispo(
   return {
     loss,
     perTokenLoss: out,
-    metrics: {
-      pg_clipfrac: maskedMean(clip, responseMask),
-      ppo_kl: maskedMean(kl, responseMask),
-      pg_clipfrac_lower: 0,
-    },
+    metrics: clipMetrics(clip, kl, 0, responseMask),
   };
 }
 
@@ -428,11 +430,7 @@ export function policyLossGeoMean(
   return {
     loss,
     perSequenceLoss,
-    metrics: {
-      pg_clipfrac: maskedMean(clip, responseMask),
-      ppo_kl: maskedMean(kl, responseMask),
-      pg_clipfrac_lower: maskedMean(lower, responseMask),
-    },
+    metrics: clipMetrics(clip, kl, lower, responseMask),
   };
 }
 
@@ -500,7 +498,7 @@ export function policyLossReinforce(
     if (responseMask[i] !== 0) kl += (rolloutLogProb[i] as number) - lp;
   }
   const loss = aggLossNamed(out, responseMask, shape, mode, options.agg ?? {}, FIELD);
-  return { loss, perTokenLoss: out, metrics: { ppo_kl: maskedMean(kl, responseMask) } };
+  return { loss, perTokenLoss: out, metrics: { ppo_kl: kl / maskedMeanDenominator(responseMask) } };
 }
 
 function maskedMeanOfArray(x: FloatArray, mask: MaskArray): number {
