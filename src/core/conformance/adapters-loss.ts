@@ -22,6 +22,7 @@ import {
 } from '../policyLosses.js';
 import {
   type RolloutIsLevel,
+  type RolloutIsOptions,
   rolloutCorrection,
   rolloutIsWeights,
   rolloutRejectionMask,
@@ -181,6 +182,20 @@ function logRatioFrom(inputs: Record<string, unknown>, expr: unknown) {
   return { data: Float32Array.from(x.data, (v, i) => v - (y.data[i] as number)), shape: x.shape };
 }
 
+/** verl's `rollout_is`, `rollout_is_threshold` (default 2.0), `rollout_is_batch_normalize` as IS options. */
+function isOptionsFrom(args: Record<string, unknown>): RolloutIsOptions {
+  return {
+    level: args.rollout_is as RolloutIsLevel,
+    threshold: (args.rollout_is_threshold as number | undefined) ?? 2.0,
+    normalization: args.rollout_is_batch_normalize ? 'batch-mean' : 'none',
+  };
+}
+
+/** verl's `rollout_rs`, `rollout_rs_threshold` as rejection rules. */
+function rejectionFrom(args: Record<string, unknown>): { rolloutRs: string; threshold: string | number } {
+  return { rolloutRs: args.rollout_rs as string, threshold: args.rollout_rs_threshold as string | number };
+}
+
 export const lossAdapters: AdapterTable = {
   compute_policy_loss_clip_cov: {
     run(inputs, config) {
@@ -218,16 +233,8 @@ export const lossAdapters: AdapterTable = {
         lossType: (rc.loss_type ?? 'ppo_clip') as 'ppo_clip' | 'reinforce',
         lossAggMode,
         vanilla: { ...clip, agg: common.agg },
-        is: rc.rollout_is
-          ? {
-              level: rc.rollout_is as RolloutIsLevel,
-              threshold: (rc.rollout_is_threshold as number | undefined) ?? 2.0,
-              normalization: rc.rollout_is_batch_normalize ? 'batch-mean' : 'none',
-            }
-          : null,
-        rejection: rc.rollout_rs
-          ? { rolloutRs: rc.rollout_rs as string, threshold: rc.rollout_rs_threshold as string | number }
-          : null,
+        is: rc.rollout_is ? isOptionsFrom(rc) : null,
+        rejection: rc.rollout_rs ? rejectionFrom(rc) : null,
       });
       return { pg_loss: r.loss, pg_metrics: { ...actorMetrics({ ...r.metrics }), ...r.rolloutMetrics } };
     },
@@ -237,11 +244,7 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
       const mask = matrix(inputs.response_mask, 'response_mask').data;
-      const r = rolloutIsWeights(lr.data, mask, lr.shape, {
-        level: args.rollout_is as RolloutIsLevel,
-        threshold: (args.rollout_is_threshold as number | undefined) ?? 2.0,
-        normalization: args.rollout_is_batch_normalize ? 'batch-mean' : 'none',
-      });
+      const r = rolloutIsWeights(lr.data, mask, lr.shape, isOptionsFrom(args));
       return { rollout_is_weights: nested(r.weights, lr.shape), metrics: r.metrics };
     },
   },
@@ -250,10 +253,7 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
       const mask = matrix(inputs.response_mask, 'response_mask').data;
-      const r = rolloutRejectionMask(lr.data, mask, lr.shape, {
-        rolloutRs: args.rollout_rs as string,
-        threshold: args.rollout_rs_threshold as string | number,
-      });
+      const r = rolloutRejectionMask(lr.data, mask, lr.shape, rejectionFrom(args));
       return { modified_response_mask: nested(r.mask, lr.shape), metrics: r.metrics };
     },
   },
@@ -264,16 +264,8 @@ export const lossAdapters: AdapterTable = {
       const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
       const mask = matrix(inputs.response_mask, 'response_mask').data;
       const r = rolloutCorrection(old.data, rollout, mask, old.shape, {
-        is: args.rollout_is
-          ? {
-              level: args.rollout_is as RolloutIsLevel,
-              threshold: (args.rollout_is_threshold as number | undefined) ?? 2.0,
-              normalization: args.rollout_is_batch_normalize ? 'batch-mean' : 'none',
-            }
-          : null,
-        rejection: args.rollout_rs
-          ? { rolloutRs: args.rollout_rs as string, threshold: args.rollout_rs_threshold as string | number }
-          : null,
+        is: args.rollout_is ? isOptionsFrom(args) : null,
+        rejection: args.rollout_rs ? rejectionFrom(args) : null,
       });
       return {
         rollout_is_weights: r.weights ? nested(r.weights, old.shape) : null,
