@@ -134,31 +134,28 @@ describe('policyLossVanilla: bad input', () => {
       'loss_agg_mode',
     );
   });
-  it('non-finite log-probs or advantages under mask 1 are NON_FINITE naming field, row, token', () => {
-    const badLp = Float32Array.from(lp);
-    badLp[2] = Number.NaN;
-    expectLabError(
-      () => policyLossVanilla(old, badLp, adv, mask, shape),
-      'NON_FINITE',
-      'log_prob',
-      'row 1, token 0',
-    );
-    const badOld = Float32Array.from(old);
-    badOld[1] = Number.NEGATIVE_INFINITY;
-    expectLabError(
-      () => policyLossVanilla(badOld, lp, adv, mask, shape),
-      'NON_FINITE',
-      'old_log_prob',
-      'row 0, token 1',
-    );
-    const badAdv = Float32Array.from(adv);
-    badAdv[0] = Number.POSITIVE_INFINITY;
-    expectLabError(
-      () => policyLossVanilla(old, lp, badAdv, mask, shape),
-      'NON_FINITE',
-      'advantages',
-      'row 0, token 0',
-    );
+  it.each([
+    { field: 'log_prob', index: 2, value: Number.NaN, position: 'row 1, token 0' },
+    { field: 'old_log_prob', index: 1, value: Number.NEGATIVE_INFINITY, position: 'row 0, token 1' },
+    { field: 'advantages', index: 0, value: Number.POSITIVE_INFINITY, position: 'row 0, token 0' },
+  ] as const)(
+    '$value in $field under mask 1 is NON_FINITE naming field, row, token',
+    ({ field, index, value, position }) => {
+      const inputs = {
+        old_log_prob: Float32Array.from(old),
+        log_prob: Float32Array.from(lp),
+        advantages: Float32Array.from(adv),
+      };
+      inputs[field][index] = value;
+      expectLabError(
+        () => policyLossVanilla(inputs.old_log_prob, inputs.log_prob, inputs.advantages, mask, shape),
+        'NON_FINITE',
+        field,
+        position,
+      );
+    },
+  );
+  it('non-finite IS weights under mask 1 are NON_FINITE naming rollout_is_weights', () => {
     const w = Float32Array.of(1, Number.NaN, 1, 1);
     expectLabError(
       () => policyLossVanilla(old, lp, adv, mask, shape, { rolloutIsWeights: w }),
