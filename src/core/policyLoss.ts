@@ -123,13 +123,27 @@ export function checkPolicyInputs(
   return { rows: shape.rows, cols: shape.cols, weights: weights ?? null };
 }
 
-/** Names the first non-finite input where the mask is 1 (slow path of every policy loss). */
+/**
+ * Names the first non-finite input where the mask is 1 (slow path of every policy loss): the mask
+ * first (BAD_MASK), then `old` (reported as `oldName`), log_prob, advantages and, when given,
+ * rollout_is_weights, in that order (NON_FINITE).
+ */
 export function throwIfNonFiniteUnderMask(
-  fields: ReadonlyArray<readonly [FloatArray | null, string]>,
+  old: FloatArray,
+  lp: FloatArray,
+  adv: FloatArray,
+  w: FloatArray | null,
   mask: MaskArray,
   cols: number,
+  oldName = 'old_log_prob',
 ): void {
   checkMask(mask, cols, 'response_mask');
+  const fields = [
+    [old, oldName],
+    [lp, 'log_prob'],
+    [adv, 'advantages'],
+    [w, 'rollout_is_weights'],
+  ] as const;
   for (const [arr, name] of fields) if (arr) checkFiniteWhereMasked(arr, mask, cols, name);
 }
 
@@ -386,16 +400,7 @@ function vanillaSlow(
   p: ClipParams,
   mode: LossAggMode,
 ): void {
-  throwIfNonFiniteUnderMask(
-    [
-      [old, 'old_log_prob'],
-      [lp, 'log_prob'],
-      [adv, 'advantages'],
-      [w, 'rollout_is_weights'],
-    ],
-    mask,
-    cols,
-  );
+  throwIfNonFiniteUnderMask(old, lp, adv, w, mask, cols);
   if (mode === 'token-mean') return;
   for (let b = 0; b < rows; b++) {
     let rowCounts = mode === 'seq-mean-token-sum-norm';

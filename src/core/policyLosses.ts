@@ -78,16 +78,7 @@ function validate(
   oldName = 'old_log_prob',
 ): FloatArray | null {
   const { cols, weights: w } = checkPolicyInputs(old, lp, adv, mask, shape, weights);
-  throwIfNonFiniteUnderMask(
-    [
-      [old, oldName],
-      [lp, 'log_prob'],
-      [adv, 'advantages'],
-      [w, 'rollout_is_weights'],
-    ],
-    mask,
-    cols,
-  );
+  throwIfNonFiniteUnderMask(old, lp, adv, w, mask, cols, oldName);
   return w;
 }
 
