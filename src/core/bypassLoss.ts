@@ -79,24 +79,14 @@ export function policyLossBypass(
     );
   }
   const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, { is, rejection });
-  if (lossType === 'ppo_clip') {
-    const r = policyLossVanilla(oldLogProb, logProb, advantages, corr.mask, shape, {
-      ...vanilla,
-      lossAggMode,
-    });
-    return {
-      loss: r.loss,
-      metrics: r.metrics,
-      rolloutMetrics: corr.metrics,
-      mask: corr.mask,
-      weights: corr.weights,
-    };
-  }
-  const r = policyLossReinforce(oldLogProb, logProb, advantages, corr.mask, shape, {
-    lossAggMode,
-    rolloutIsWeights: corr.weights,
-    ...(vanilla.agg ? { agg: vanilla.agg } : {}),
-  });
+  const r =
+    lossType === 'ppo_clip'
+      ? policyLossVanilla(oldLogProb, logProb, advantages, corr.mask, shape, { ...vanilla, lossAggMode })
+      : policyLossReinforce(oldLogProb, logProb, advantages, corr.mask, shape, {
+          lossAggMode,
+          rolloutIsWeights: corr.weights,
+          ...(vanilla.agg ? { agg: vanilla.agg } : {}),
+        });
   return {
     loss: r.loss,
     metrics: r.metrics,
