@@ -5,6 +5,7 @@
  */
 import { sampleTasks } from '../src/envs/toolArithmetic.js';
 import { agent } from '../src/experiments/agent.js';
+import { defaultConfig } from '../src/experiments/options.js';
 import { createLogits } from '../src/policy/tabular.js';
 import { Rng } from '../src/random.js';
 import { rolloutEpisode } from '../src/train/episode.js';
@@ -13,7 +14,7 @@ import { timeMedian, timeMedianAsync } from './timing.js';
 
 export async function run(): Promise<BenchRow[]> {
   // agent.run is async in signature only; time whole runs after two warm-ups (JIT), median of 7
-  const ms = await timeMedianAsync(async () => agent.run({}, { seed: 7 }), 7, 2);
+  const ms = await timeMedianAsync(async () => agent.run(defaultConfig(agent), { seed: 7 }), 7, 2);
 
   const logits = createLogits();
   const tasks = sampleTasks(new Rng(7), 20_000);

@@ -6,6 +6,7 @@
  * experiment's unit of work, 19,200 uniform-policy episodes.
  */
 import { sampleTasks } from '../src/envs/toolArithmetic.js';
+import { defaultConfig } from '../src/experiments/options.js';
 import { rollout } from '../src/experiments/rollout.js';
 import { createLogits } from '../src/policy/tabular.js';
 import { Rng } from '../src/random.js';
@@ -15,7 +16,7 @@ import type { BenchRow } from './run.js';
 import { timeMedian, timeMedianAsync } from './timing.js';
 
 export async function run(): Promise<BenchRow[]> {
-  const ms = await timeMedianAsync(async () => rollout.run({}, { seed: 7 }), 5, 2);
+  const ms = await timeMedianAsync(async () => rollout.run(defaultConfig(rollout), { seed: 7 }), 5, 2);
 
   const sim = timeMedian(() => {
     const rng = new Rng(3);

@@ -5,8 +5,8 @@
  */
 import { aggregation } from '../src/experiments/aggregation.js';
 import { mask } from '../src/experiments/mask.js';
-import { resolveConfig } from '../src/experiments/options.js';
-import { runTokenArm, TOKEN_LAB_DEFAULTS } from '../src/experiments/tokenLab.js';
+import { defaultConfig } from '../src/experiments/options.js';
+import { runTokenArm, TOKEN_LAB_OPTIONS } from '../src/experiments/tokenLab.js';
 import { truncation } from '../src/experiments/truncation.js';
 import type { Experiment } from '../src/experiments/types.js';
 import type { BenchRow } from './run.js';
@@ -15,7 +15,7 @@ import { timeMedian } from './timing.js';
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const e of [mask, aggregation, truncation] as Experiment[]) {
-    const config = resolveConfig(e.name, e.options, []);
+    const config = defaultConfig(e);
     const ms = timeMedian(() => void e.run(config, { seed: 7 }), 3, 1);
     rows.push({ group: 'tokenlab', name: `${e.name} --seed 7 (defaults)`, ms });
   }
@@ -25,7 +25,7 @@ export async function run(): Promise<BenchRow[]> {
     lossAggMode: 'token-mean',
     truncation: 'zero-score',
   } as const;
-  const one = { ...TOKEN_LAB_DEFAULTS, updates: 1, evalTasks: 1 };
+  const one = TOKEN_LAB_OPTIONS.parse({ updates: 1, eval_tasks: 1 });
   const ms = timeMedian(() => void runTokenArm(spec, one, 7), 15, 3);
   rows.push({
     group: 'tokenlab',

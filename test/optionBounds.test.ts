@@ -9,7 +9,7 @@ describe('option bounds', () => {
     ['advantage', 'epsilon=1e300', 'epsilon'],
   ])('%s refuses %s naming the key', async (name, pair, key) => {
     const exp = await loadExperiment(name);
-    expect(() => resolveConfig(name, exp.options, [pair])).toThrow(new RegExp(`--set ${key}=`));
-    expect(() => resolveConfig(name, exp.options, [pair.replace(/=.*/, '=0.5')])).not.toThrow();
+    expect(() => resolveConfig(exp, [pair])).toThrow(new RegExp(`option ${key}=`));
+    expect(() => resolveConfig(exp, [pair.replace(/=.*/, '=0.5')])).not.toThrow();
   });
 });

@@ -25,9 +25,17 @@ async function main(argv: string[]): Promise<number> {
   try {
     const parsed = parseCli(argv);
     switch (parsed.command) {
-      case 'help':
+      case 'help': {
         process.stdout.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
+        if (parsed.experiment) {
+          // `labs run -e NAME --help`: that experiment's options, from the same declaration as `labs list`.
+          const { loadExperiment } = await import('../experiments/registry.js');
+          const { formatExperimentOptions } = await import('./commands/list.js');
+          const lines = formatExperimentOptions(await loadExperiment(parsed.experiment));
+          process.stdout.write(`\nOptions of experiment ${lines.join('\n')}\n`);
+        }
         return 0;
+      }
       case 'version':
         process.stdout.write(`${parsed.text}\n`);
         return 0;

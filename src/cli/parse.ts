@@ -57,7 +57,13 @@ export function parseSeeds(text: string): number[] {
 }
 
 export type ParsedCli =
-  | { command: 'help'; text: string; debug: boolean }
+  | {
+      command: 'help';
+      text: string;
+      debug: boolean;
+      /** `labs run -e NAME --help`: the experiment whose options are appended (from its declaration). */
+      experiment?: string;
+    }
   | { command: 'version'; text: string; debug: boolean }
   | { command: 'list'; json: boolean; debug: boolean }
   | {
@@ -288,6 +294,16 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
   return program;
 }
 
+/** The value of `-e NAME`, `--experiment NAME` or `--experiment=NAME` in argv, if any. */
+function experimentArgument(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if ((a === '-e' || a === '--experiment') && i + 1 < argv.length) return argv[i + 1];
+    if (a.startsWith('--experiment=')) return a.slice('--experiment='.length);
+  }
+  return undefined;
+}
+
 /**
  * Parses argv (e.g. `['run', '--experiment', 'agent', '--seed', '7']`). Throws LabError('BAD_CLI')
  * with one clear line for unknown commands or options, missing arguments and bad values.
@@ -304,8 +320,10 @@ export function parseCli(argv: readonly string[]): ParsedCli {
     if (e instanceof LabError) throw e;
     if (e instanceof CommanderError) {
       const captured = (program as Command & { helpTextRef: () => string }).helpTextRef();
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')
-        return { command: 'help', text: captured, debug };
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help') {
+        const experiment = argv[0] === 'run' ? experimentArgument(argv) : undefined;
+        return { command: 'help', text: captured, debug, ...(experiment ? { experiment } : {}) };
+      }
       if (e.code === 'commander.version') return { command: 'version', text: VERSION, debug };
       if (e.code === 'commander.executeSubCommandAsync') throw e;
       const message = e.message.replace(/^error:\s*/i, '').split('\n')[0] ?? e.message;

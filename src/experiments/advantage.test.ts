@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { advantage, closedFormAdvantage, EXERCISE_BATCH, layoutBatch } from './advantage.js';
-import { resolveConfig } from './options.js';
+import { resolveConfig, runExperiment } from './options.js';
 import type { JsonValue, RunRecord } from './types.js';
 
 function run(seed = 7, sets: string[] = []): RunRecord {
-  const config = resolveConfig('advantage', advantage.options, sets);
+  const config = resolveConfig(advantage, sets);
   return advantage.run(config, { seed }) as RunRecord;
 }
 
@@ -214,15 +214,19 @@ describe('advantage experiment', () => {
 
 describe('advantage.run called without the CLI', () => {
   it('refuses an invalid value, naming the option', () => {
-    expectLabError(() => advantage.run({ epsilon: -1 }, { seed: 7 }), 'BAD_OPTION_VALUE', "option 'epsilon'");
+    expectLabError(
+      () => runExperiment(advantage, { epsilon: -1 }, { seed: 7 }),
+      'BAD_OPTION_VALUE',
+      'option epsilon=',
+    );
   });
 
   it('refuses an unknown key', () => {
-    expectLabError(() => advantage.run({ eps: 0.1 }, { seed: 7 }), 'BAD_OPTION_VALUE', 'eps');
+    expectLabError(() => runExperiment(advantage, { eps: 0.1 }, { seed: 7 }), 'UNKNOWN_OPTION', "'eps'");
   });
 
   it('fills the defaults of a partial config (epsilon 1e-6, clip_ratio 0.2, ratio_noise 0.3)', () => {
-    const rec = advantage.run({ clip_ratio: 0.2 }, { seed: 7 }) as RunRecord;
+    const rec = runExperiment(advantage, { clip_ratio: 0.2 }, { seed: 7 }) as RunRecord;
     expect(rec.config).toEqual({ epsilon: 1e-6, clip_ratio: 0.2, ratio_noise: 0.3 });
   });
 });

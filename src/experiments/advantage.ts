@@ -33,38 +33,37 @@ import { classifyGroups, type GroupKind } from '../core/groupDiagnostics.js';
 import { policyLossVanillaGrad } from '../core/policyLoss.js';
 import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../core/presets.js';
 import { Rng } from '../random.js';
-import { parseConfig } from './options.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import { defineOptions, option } from './options.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config
 // ---------------------------------------------------------------------------------------------------
 
-export const ADVANTAGE_OPTIONS: OptionTable = {
-  epsilon: {
-    // Above 1 the epsilon dominates any std of 0/1 rewards and float32 advantages collapse to 0.
-    schema: z.number().min(0).max(1),
-    default: 1e-6,
-    help: "GRPO epsilon added to the group std, for verl's kernel and the closed form (verl 1e-6)",
-  },
-  clip_ratio: {
-    schema: z.number().positive().max(1),
-    default: 0.2,
-    help: 'PPO clip ratio of the policy loss in the mask experiment (verl 0.2)',
-  },
-  ratio_noise: {
-    schema: z.number().min(0).max(2),
-    default: 0.3,
-    help: 'log_prob = old_log_prob + U(-x/2, x/2): how far the policy moved since sampling (0 = on-policy, ratio 1)',
-  },
-};
+export const ADVANTAGE_OPTIONS = defineOptions({
+  // Above 1 the epsilon dominates any std of 0/1 rewards and float32 advantages collapse to 0.
+  epsilon: option(
+    z.number().min(0).max(1),
+    1e-6,
+    "GRPO epsilon added to the group std, for verl's kernel and the closed form (verl 1e-6)",
+    'reward units',
+  ),
+  clip_ratio: option(
+    z.number().positive().max(1),
+    0.2,
+    'PPO clip ratio of the policy loss in the mask experiment (verl 0.2)',
+  ),
+  ratio_noise: option(
+    z.number().min(0).max(2),
+    0.3,
+    'log_prob = old_log_prob + U(-x/2, x/2): how far the policy moved since sampling (0 = on-policy, ratio 1)',
+    'nats',
+  ),
+});
 
-export interface AdvantageConfig {
-  epsilon: number;
-  clip_ratio: number;
-  ratio_noise: number;
-}
+/** The parsed config `run` receives (snake_case, every option present). */
+export type AdvantageConfig = z.output<typeof ADVANTAGE_OPTIONS>;
 
 // ---------------------------------------------------------------------------------------------------
 // The batch. Each trajectory is a list of turns: model text (mask 1) and tool output (mask 0),
@@ -359,9 +358,8 @@ function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, 
 
 const round = (v: number) => Number(v.toPrecision(10));
 
-function runAdvantage(input: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
   const started = performance.now();
-  const cfg = parseConfig('advantage', ADVANTAGE_OPTIONS, input) as unknown as AdvantageConfig; // run() may be called without the CLI
   const eps = cfg.epsilon;
   const batch = EXERCISE_BATCH;
   const layout = layoutBatch(batch);
@@ -558,7 +556,7 @@ function runAdvantage(input: Record<string, unknown>, ctx: RunContext): RunRecor
     experiment: 'advantage',
     seed: ctx.seed,
     version: VERSION,
-    config: { ...cfg } as unknown as Record<string, JsonValue>,
+    config: cfg,
     metrics: {
       rows: B,
       padded_length: T,
@@ -629,7 +627,7 @@ function runAdvantage(input: Record<string, unknown>, ctx: RunContext): RunRecor
   };
 }
 
-export const advantage: Experiment = {
+export const advantage: Experiment<typeof ADVANTAGE_OPTIONS> = {
   name: 'advantage',
   summary:
     "the course's exercise: hand-predicted vs verl vs teaching advantages on every group kind, a mis-indexed batch, a tool-output mask set to 1, zero-variance and denominator accounting",

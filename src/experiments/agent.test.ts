@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isLabError } from '../core/errors.js';
 import { agent } from './agent.js';
-import { resolveConfig } from './options.js';
+import { resolveConfig, runExperiment } from './options.js';
 import type { RunRecord } from './types.js';
 
 const run = (config: Record<string, unknown>, seed: number) =>
-  agent.run(config, { seed }) as Promise<RunRecord>;
+  Promise.resolve().then(() => runExperiment(agent, config, { seed }) as Promise<RunRecord>);
 
 async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -131,7 +131,7 @@ describe('agent experiment: theory and knobs', () => {
   it('rejects bad option values, unknown keys and an empty operand range', async () => {
     expect(await codeOf(run({ lr: -1 }, 1))).toBe('BAD_OPTION_VALUE');
     expect(await codeOf(run({ group_size: 2.5 }, 1))).toBe('BAD_OPTION_VALUE');
-    expect(await codeOf(run({ bogus: 1 }, 1))).toBe('BAD_OPTION_VALUE');
+    expect(await codeOf(run({ bogus: 1 }, 1))).toBe('UNKNOWN_OPTION');
     expect(await codeOf(run({ operand_min: 5, operand_max: 4 }, 1))).toBe('BAD_ARGUMENT');
   });
 
@@ -150,12 +150,12 @@ describe('agent experiment: theory and knobs', () => {
       code: 'BAD_OPTION_VALUE',
       message: expect.stringContaining('groups_per_update x group_size = 250000 x 8 = 2000000'),
     });
-    expect(() => resolveConfig('agent', agent.options, ['updates=1e9'])).toThrowError(/updates/);
-    expect(() => resolveConfig('agent', agent.options, ['eval_tasks=1e9'])).toThrowError(/eval_tasks/);
+    expect(() => resolveConfig(agent, ['updates=1e9'])).toThrowError(/updates/);
+    expect(() => resolveConfig(agent, ['eval_tasks=1e9'])).toThrowError(/eval_tasks/);
   });
 
   it('every knob is settable through --set and validated there', () => {
-    const cfg = resolveConfig('agent', agent.options, [
+    const cfg = resolveConfig(agent, [
       'std=unbiased',
       'singleton=zero',
       'eval=greedy',
@@ -164,9 +164,9 @@ describe('agent experiment: theory and knobs', () => {
       'updates=300',
     ]);
     expect(cfg).toMatchObject({ std: 'unbiased', singleton: 'zero', eval: 'greedy', lr: 0.5, updates: 300 });
-    expect(() => resolveConfig('agent', agent.options, ['std=sample'])).toThrowError(/std/);
-    expect(() => resolveConfig('agent', agent.options, ['updates=0'])).toThrowError(/updates/);
-    const d = resolveConfig('agent', agent.options, []);
+    expect(() => resolveConfig(agent, ['std=sample'])).toThrowError(/std/);
+    expect(() => resolveConfig(agent, ['updates=0'])).toThrowError(/updates/);
+    const d = resolveConfig(agent, []);
     expect((d.groups_per_update as number) * (d.group_size as number) * (d.updates as number)).toBe(19200);
   });
 });

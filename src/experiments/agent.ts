@@ -38,8 +38,8 @@ import {
   reinforceGradient,
   updateDiagnostics,
 } from '../train/groupReinforce.js';
-import { parseConfig } from './options.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import { defineOptions, option } from './options.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -59,86 +59,56 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min
  */
 export const MAX_AGENT_BATCH = 1_000_000;
 
-export const AGENT_OPTIONS: OptionTable = {
-  lr: {
-    schema: z.number().positive().finite(),
-    default: 2,
-    help: 'learning rate of the gradient-ascent step on the 24 logits (try 0.5..10)',
-  },
-  groups_per_update: {
-    schema: int(1, MAX_AGENT_BATCH),
-    default: 16,
-    help: 'K: tasks per update (each is one group)',
-  },
-  group_size: {
-    schema: int(1, 4096),
-    default: 8,
-    help: 'G: sampled episodes per task; 1 makes every group a singleton (see singleton)',
-  },
-  updates: {
-    schema: int(1, 100_000),
-    default: 150,
-    help: 'number of gradient steps; trajectories = K x G x updates',
-  },
-  std: {
-    schema: z.enum(['population', 'unbiased', 'none']),
-    default: 'population',
-    help: "group std: 'population' (the course), 'unbiased' (verl's torch.std), 'none' (Dr.GRPO)",
-  },
-  epsilon: { schema: z.number().min(0).finite(), default: 1e-6, help: 'added to the group std (verl 1e-6)' },
-  singleton: {
-    schema: z.enum(['verl', 'zero', 'error']),
-    default: 'verl',
-    help: "advantage of a group of one: 'verl' r/(1+eps), 'zero', 'error'",
-  },
-  reduce: {
-    schema: z.enum(['mean', 'sum']),
-    default: 'mean',
-    help: "'mean': divide the summed A x sum_t grad log pi by K x G (verl seq-mean-token-sum); 'sum': do not",
-  },
-  eval: {
-    schema: z.enum(['sample', 'greedy']),
-    default: 'sample',
-    help: "held-out evaluation: 'sample' actions from the policy (the course) or take the 'greedy' argmax",
-  },
-  eval_tasks: {
-    schema: int(1, 1_000_000),
-    default: 400,
-    help: 'held-out evaluation tasks (their own seeded stream)',
-  },
-  operand_min: {
-    schema: z.number().int(),
-    default: 0,
-    help: 'smallest operand; with 0 in range, b = 0 lets the wrong tool succeed (counted as coincidental)',
-  },
-  operand_max: { schema: z.number().int(), default: 99, help: 'largest operand (inclusive)' },
-};
+export const AGENT_OPTIONS = defineOptions({
+  lr: option(
+    z.number().positive().finite(),
+    2,
+    'learning rate of the gradient-ascent step on the 24 logits (try 0.5..10)',
+  ),
+  groups_per_update: option(int(1, MAX_AGENT_BATCH), 16, 'K: tasks per update (each is one group)'),
+  group_size: option(
+    int(1, 4096),
+    8,
+    'G: sampled episodes per task; 1 makes every group a singleton (see singleton)',
+  ),
+  updates: option(int(1, 100_000), 150, 'number of gradient steps; trajectories = K x G x updates'),
+  std: option(
+    z.enum(['population', 'unbiased', 'none']),
+    'population',
+    "group std: 'population' (the course), 'unbiased' (verl's torch.std), 'none' (Dr.GRPO)",
+  ),
+  epsilon: option(z.number().min(0).finite(), 1e-6, 'added to the group std (verl 1e-6)', 'reward units'),
+  singleton: option(
+    z.enum(['verl', 'zero', 'error']),
+    'verl',
+    "advantage of a group of one: 'verl' r/(1+eps), 'zero', 'error'",
+  ),
+  reduce: option(
+    z.enum(['mean', 'sum']),
+    'mean',
+    "'mean': divide the summed A x sum_t grad log pi by K x G (verl seq-mean-token-sum); 'sum': do not",
+  ),
+  eval: option(
+    z.enum(['sample', 'greedy']),
+    'sample',
+    "held-out evaluation: 'sample' actions from the policy (the course) or take the 'greedy' argmax",
+  ),
+  eval_tasks: option(int(1, 1_000_000), 400, 'held-out evaluation tasks (their own seeded stream)'),
+  operand_min: option(
+    z.number().int(),
+    0,
+    'smallest operand; with 0 in range, b = 0 lets the wrong tool succeed (counted as coincidental)',
+  ),
+  operand_max: option(z.number().int(), 99, 'largest operand (inclusive)'),
+});
 
-interface AgentConfig {
-  lr: number;
-  groups_per_update: number;
-  group_size: number;
-  updates: number;
-  std: 'population' | 'unbiased' | 'none';
-  epsilon: number;
-  singleton: 'verl' | 'zero' | 'error';
-  reduce: 'mean' | 'sum';
-  eval: 'sample' | 'greedy';
-  eval_tasks: number;
-  operand_min: number;
-  operand_max: number;
-}
-
-/** Merges defaults and validates every field (run() may be called without the CLI). */
-function readConfig(config: Record<string, unknown>): AgentConfig {
-  return parseConfig('agent', AGENT_OPTIONS, config) as unknown as AgentConfig;
-}
+/** The parsed config `run` receives (snake_case, every option present). */
+export type AgentConfig = z.output<typeof AGENT_OPTIONS>;
 
 // ---------------------------------------------------------------------------------------------------
 
-async function runAgent(config: Record<string, unknown>, ctx: RunContext): Promise<RunRecord> {
+async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
   const start = performance.now();
-  const cfg = readConfig(config);
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
   const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
@@ -289,7 +259,7 @@ async function runAgent(config: Record<string, unknown>, ctx: RunContext): Promi
     experiment: 'agent',
     seed: ctx.seed,
     version: VERSION,
-    config: cfg as unknown as Record<string, JsonValue>,
+    config: cfg,
     metrics,
     curves: curveRecord,
     tables: { eval_outcomes: outcomeRows, learned_probabilities: probabilityRows },
@@ -322,7 +292,7 @@ function taskKey(t: Task): string {
   return `${t.kind}:${t.a}:${t.b}`;
 }
 
-export const agent: Experiment = {
+export const agent: Experiment<typeof AGENT_OPTIONS> = {
   name: 'agent',
   summary:
     "the course's first experiment: a [2,3,4] tabular policy learns read -> add/sub -> submit by group-standardised REINFORCE; held-out success before/after",

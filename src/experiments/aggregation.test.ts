@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
 import { aggregation } from './aggregation.js';
-import { resolveConfig } from './options.js';
+import { resolveConfig, runExperiment } from './options.js';
 
 describe('aggregation experiment', async () => {
-  const r = await aggregation.run(
-    resolveConfig('aggregation', aggregation.options, ['updates=30', 'eval_tasks=100']),
-    {
-      seed: 7,
-    },
-  );
+  const r = await runExperiment(aggregation, resolveConfig(aggregation, ['updates=30', 'eval_tasks=100']), {
+    seed: 7,
+  });
   const arms = r.tables.arms ?? [];
 
   it('has one row per verl mode with eval_success, failed_mean_length and success_mean_length', () => {

@@ -14,8 +14,8 @@
  * normalised per-token weight by trajectory length, and the failed long/short weight ratio.
  */
 
+import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
-import { parseConfig } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -28,20 +28,20 @@ import {
   pooledTraining,
   round6,
   runArms,
-  TRUNCATION_ONLY_KEYS,
-  tokenLabConfig,
-  tokenLabOptions,
+  TOKEN_LAB_OPTIONS,
+  TRUNCATION_ONLY,
 } from './tokenLab.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
-export const AGGREGATION_OPTIONS: OptionTable = tokenLabOptions({}, TRUNCATION_ONLY_KEYS);
+export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
 
-function runAggregation(input: Record<string, unknown>, ctx: RunContext): RunRecord {
+/** The parsed config `run` receives (snake_case, every option present). */
+export type AggregationConfig = z.output<typeof AGGREGATION_OPTIONS>;
+
+function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
   const start = performance.now();
-  const config = parseConfig('aggregation', AGGREGATION_OPTIONS, input); // run() may be called without the CLI
-  const cfg = tokenLabConfig(config);
 
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
   const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
@@ -127,7 +127,7 @@ function runAggregation(input: Record<string, unknown>, ctx: RunContext): RunRec
     experiment: 'aggregation',
     seed: ctx.seed,
     version: VERSION,
-    config: config as Record<string, JsonValue>,
+    config: cfg,
     metrics,
     curves,
     tables: { arms, weight_by_length: weightRows, failed_weight_by_length: failedWeightRows },
@@ -187,7 +187,7 @@ function aggregationCaveats(optimizer: string): string[] {
   ];
 }
 
-export const aggregation: Experiment = {
+export const aggregation: Experiment<typeof AGGREGATION_OPTIONS> = {
   name: 'aggregation',
   summary: "token-level env: verl's four loss_agg_modes and their length bias, measured over training",
   options: AGGREGATION_OPTIONS,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { mask } from './mask.js';
-import { resolveConfig } from './options.js';
+import { resolveConfig, runExperiment } from './options.js';
 import type { RunRecord } from './types.js';
 
 const sets = ['updates=40', 'eval_tasks=200'];
 
 async function run(seed: number, extra: string[] = []): Promise<RunRecord> {
-  return mask.run(resolveConfig('mask', mask.options, [...sets, ...extra]), { seed });
+  return mask.run(resolveConfig(mask, [...sets, ...extra]), { seed });
 }
 
 describe('mask experiment', async () => {
@@ -66,12 +66,12 @@ describe('mask experiment', async () => {
   });
 
   it('validates a config passed to run() directly (without resolveConfig)', () => {
-    expect(() => mask.run({ updates: 0 }, { seed: 1 })).toThrow(/mask: option 'updates'/);
-    expect(() => mask.run({ loss_agg_mode: 'mean' }, { seed: 1 })).toThrow(/loss_agg_mode/);
+    expect(() => runExperiment(mask, { updates: 0 }, { seed: 1 })).toThrow(/mask: option updates=0/);
+    expect(() => runExperiment(mask, { loss_agg_mode: 'mean' }, { seed: 1 })).toThrow(/loss_agg_mode/);
   });
 
   it('rejects unknown options and bad values', () => {
-    expect(() => resolveConfig('mask', mask.options, ['nope=1'])).toThrow(/unknown --set key/);
-    expect(() => resolveConfig('mask', mask.options, ['loss_agg_mode=mean'])).toThrow(/loss_agg_mode/);
+    expect(() => resolveConfig(mask, ['nope=1'])).toThrow(/unknown option 'nope'/);
+    expect(() => resolveConfig(mask, ['loss_agg_mode=mean'])).toThrow(/loss_agg_mode/);
   });
 });

@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
-import { parseConfig } from './options.js';
+import { option } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
@@ -28,29 +28,28 @@ import {
   pooledTraining,
   round6,
   runArms,
-  TRUNCATION_ONLY_KEYS,
-  tokenLabConfig,
-  tokenLabOptions,
+  TOKEN_LAB_OPTIONS,
+  TRUNCATION_ONLY,
   trajectoryAccounting,
 } from './tokenLab.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import type { Experiment, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
-export const MASK_OPTIONS: OptionTable = {
-  ...tokenLabOptions({}, TRUNCATION_ONLY_KEYS),
-  loss_agg_mode: {
-    schema: z.enum(LOSS_AGG_MODES as [LossAggMode, ...LossAggMode[]]),
-    default: 'token-mean',
-    help: "verl loss_agg_mode of both arms (default verl's token-mean)",
-  },
-};
+export const MASK_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY).extend({
+  loss_agg_mode: option(
+    z.enum(LOSS_AGG_MODES as [LossAggMode, ...LossAggMode[]]),
+    'token-mean',
+    "verl loss_agg_mode of both arms (default verl's token-mean)",
+  ),
+});
 
-function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
+/** The parsed config `run` receives (snake_case, every option present). */
+export type MaskConfig = z.output<typeof MASK_OPTIONS>;
+
+function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
   const start = performance.now();
-  const config = parseConfig('mask', MASK_OPTIONS, input); // run() may be called without the CLI
-  const cfg = tokenLabConfig(config);
-  const mode = config.loss_agg_mode as LossAggMode;
+  const mode = cfg.loss_agg_mode;
 
   // --- arms -----------------------------------------------------------------------------------------
   const specs: ArmSpec[] = [
@@ -105,11 +104,11 @@ function runMask(input: Record<string, unknown>, ctx: RunContext): RunRecord {
     experiment: 'mask',
     seed: ctx.seed,
     version: VERSION,
-    config: config as Record<string, JsonValue>,
+    config: cfg,
     metrics,
     curves,
     tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
-    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.evalTasks)],
+    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.eval_tasks)],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },
       observation_token_action_rate: {
@@ -146,7 +145,7 @@ function maskCaveats(evalTasks: number): string[] {
   ];
 }
 
-export const mask: Experiment = {
+export const mask: Experiment<typeof MASK_OPTIONS> = {
   name: 'mask',
   summary:
     'token-level env: correct response mask vs environment tokens masked 1 (observation tokens emitted as actions)',

@@ -2,15 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
 import { runSeeds } from './multiSeed.js';
+import { defineOptions, option } from './options.js';
 import type { Experiment, RunRecord } from './types.js';
 
 // A toy experiment whose metric is a known function of the seed, so the summary can be checked by hand.
-const toy: Experiment = {
+const TOY_OPTIONS = defineOptions({ k: option(z.number(), 1, 'scale') });
+const toy: Experiment<typeof TOY_OPTIONS> = {
   name: 'toy',
   summary: 'metric = seed / 10',
-  options: { k: { schema: z.number(), default: 1, help: 'scale' } },
+  options: TOY_OPTIONS,
   run(config, ctx): RunRecord {
-    const k = config.k as number;
+    const k = config.k;
     return {
       experiment: 'toy',
       seed: ctx.seed,
@@ -26,7 +28,7 @@ const toy: Experiment = {
 
 describe('runSeeds', () => {
   it('names the seed that failed, keeping the error code', async () => {
-    const flaky: Experiment = {
+    const flaky: Experiment<typeof TOY_OPTIONS> = {
       ...toy,
       run(config, ctx) {
         if (ctx.seed === 2) throw new LabError('NON_FINITE', 'update 3: logit 5 is Infinity');

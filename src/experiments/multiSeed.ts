@@ -2,8 +2,10 @@
  * Run one experiment over many seeds and summarise every numeric metric (mean, std, min, max,
  * t-based 95% CI) and every per-update curve (mean and 95% band), as `--seeds A..B` prints.
  */
+import type { z } from 'zod';
 import { isLabError, LabError } from '../core/errors.js';
 import { summarize } from '../core/stats.js';
+import type { OptionsSchema } from './options.js';
 import type { Experiment, JsonValue, MetricSummary, MultiSeedRecord, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -66,9 +68,9 @@ export function summarizeRuns(
 }
 
 /** Runs `experiment` for every seed in order (deterministic per seed) and summarises. */
-export async function runSeeds(
-  experiment: Experiment,
-  config: Record<string, JsonValue>,
+export async function runSeeds<S extends OptionsSchema>(
+  experiment: Experiment<S>,
+  config: z.output<S>,
   seeds: readonly number[],
   onProgress?: (done: number, total: number) => void,
 ): Promise<MultiSeedRecord> {
@@ -91,5 +93,5 @@ export async function runSeeds(
     }
     onProgress?.(i + 1, seeds.length);
   }
-  return summarizeRuns(experiment.name, config, runs, performance.now() - start);
+  return summarizeRuns(experiment.name, config as Record<string, JsonValue>, runs, performance.now() - start);
 }

@@ -1,43 +1,73 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { labErrorOf } from '../../test/support/labError.js';
-import { parseConfig, parseSetPair, resolveConfig } from './options.js';
-import type { OptionTable } from './types.js';
+import {
+  configOf,
+  defaultConfig,
+  defineOptions,
+  option,
+  optionList,
+  parseSetPair,
+  resolveConfig,
+  runExperiment,
+  withDefault,
+} from './options.js';
+import type { Experiment, RunRecord } from './types.js';
 
-const table: OptionTable = {
-  lr: { schema: z.number().positive(), default: 0.5, help: 'learning rate' },
-  std: { schema: z.enum(['unbiased', 'population', 'none']), default: 'population', help: 'std kind' },
-  updates: { schema: z.number().int().min(1), default: 300, help: 'updates' },
-  tag: { schema: z.enum(['1', '2']), default: '1', help: 'enum of numeric strings' },
+const OPTIONS = defineOptions({
+  lr: option(z.number().positive(), 0.5, 'learning rate', 'per step'),
+  std: option(z.enum(['unbiased', 'population', 'none']), 'population', 'std kind'),
+  updates: option(z.number().int().min(1), 300, 'updates'),
+  tag: option(z.enum(['1', '2']), '1', 'enum of numeric strings'),
+});
+
+/** A toy experiment that echoes its config, to see exactly what `run` receives. */
+const toy: Experiment<typeof OPTIONS> = {
+  name: 'toy',
+  summary: 'echo',
+  options: OPTIONS,
+  run(config, ctx): RunRecord {
+    const typed: { lr: number; std: 'unbiased' | 'population' | 'none'; updates: number } = config;
+    return {
+      experiment: 'toy',
+      seed: ctx.seed,
+      version: '0',
+      config: { ...typed, tag: config.tag },
+      metrics: {},
+      curves: {},
+      tables: {},
+      timing: { wall_ms: 0 },
+    };
+  },
 };
 
-describe('resolveConfig', () => {
-  it('merges defaults with --set values of the right types', () => {
-    expect(resolveConfig('x', table, ['lr=0.25', 'std=none'])).toEqual({
-      lr: 0.25,
-      std: 'none',
-      updates: 300,
-      tag: '1',
-    });
+describe('resolveConfig (the CLI)', () => {
+  it('merges defaults with --set values of the right types, in declaration order', () => {
+    const c = resolveConfig(toy, ['std=none', 'lr=0.25']);
+    expect(c).toEqual({ lr: 0.25, std: 'none', updates: 300, tag: '1' });
+    expect(Object.keys(c)).toEqual(['lr', 'std', 'updates', 'tag']);
   });
 
   it('matches enum choices that look like numbers', () => {
-    expect(resolveConfig('x', table, ['tag=2']).tag).toBe('2');
+    expect(resolveConfig(toy, ['tag=2']).tag).toBe('2');
   });
 
   it('rejects unknown keys naming the key and listing the known ones', () => {
-    const e = labErrorOf(() => resolveConfig('agent', table, ['learning_rate=1']));
+    const e = labErrorOf(() => resolveConfig(toy, ['learning_rate=1']));
     expect(e.code).toBe('UNKNOWN_OPTION');
     expect(e.message).toContain("'learning_rate'");
-    expect(e.message).toContain('lr');
+    expect(e.message).toContain('known: lr, std, tag, updates');
   });
 
-  it('rejects invalid values naming the key', () => {
+  it('rejects invalid values naming the key, the value and the range violation', () => {
     for (const bad of ['lr=-1', 'updates=2.5', 'std=sample', 'lr=fast']) {
-      const e = labErrorOf(() => resolveConfig('agent', table, [bad]));
+      const e = labErrorOf(() => resolveConfig(toy, [bad]));
       expect(e.code).toBe('BAD_OPTION_VALUE');
-      expect(e.message).toContain(bad.split('=')[0]);
+      expect(e.message).toContain(`toy: option ${bad.split('=')[0]}=`);
     }
+    const e = labErrorOf(() => resolveConfig(toy, ['lr=-1']));
+    expect(e.message).not.toMatch(/received string/);
+    expect(e.message).toMatch(/option lr=-1: /);
   });
 
   it('rejects a --set without key=value', () => {
@@ -46,27 +76,53 @@ describe('resolveConfig', () => {
   });
 });
 
-describe('resolveConfig error reasons', () => {
-  it('reports the range violation of a numeric value, not a type confusion', () => {
-    const e = labErrorOf(() => resolveConfig('x', table, ['lr=-1']));
-    expect(e.message).not.toMatch(/received string/);
-    expect(e.message).toMatch(/lr=-1/);
+describe('configOf / runExperiment (the library)', () => {
+  it('gives a library caller the same defaults as the CLI', () => {
+    expect(defaultConfig(toy)).toEqual(resolveConfig(toy, []));
+    expect(configOf(toy, { lr: 2 })).toEqual({ lr: 2, std: 'population', updates: 300, tag: '1' });
+  });
+
+  it('returns a resolved config unchanged, key order included', () => {
+    const resolved = resolveConfig(toy, ['updates=7', 'std=none']);
+    expect(JSON.stringify(configOf(toy, resolved))).toBe(JSON.stringify(resolved));
+  });
+
+  it('refuses unknown keys and invalid values with the same messages as the CLI', () => {
+    const unknown = labErrorOf(() => configOf(toy, { learning_rate: 1 }));
+    expect(unknown.code).toBe('UNKNOWN_OPTION');
+    expect(unknown.message).toContain("toy: unknown option 'learning_rate'");
+    const bad = labErrorOf(() => runExperiment(toy, { updates: 0 }, { seed: 1 }));
+    expect(bad.code).toBe('BAD_OPTION_VALUE');
+    expect(bad.message).toMatch(/^toy: option updates=0: /);
+  });
+
+  it('runs with the parsed config', async () => {
+    const r = await runExperiment(toy, { lr: 3 }, { seed: 1 });
+    expect(r.config).toEqual({ lr: 3, std: 'population', updates: 300, tag: '1' });
   });
 });
 
-describe('parseConfig (run() called without the CLI)', () => {
-  it('fills defaults for missing keys and returns a resolved config unchanged, key order included', () => {
-    expect(parseConfig('x', table, { lr: 2 })).toEqual({ lr: 2, std: 'population', updates: 300, tag: '1' });
-    const resolved = resolveConfig('x', table, ['updates=7', 'std=none']);
-    expect(JSON.stringify(parseConfig('x', table, resolved))).toBe(JSON.stringify(resolved));
+describe('optionList / withDefault', () => {
+  it('reads default, help, unit and the value schema from the declaration', () => {
+    const list = optionList(OPTIONS);
+    expect(list.map((o) => o.key)).toEqual(['lr', 'std', 'updates', 'tag']);
+    expect(list[0]).toMatchObject({ key: 'lr', default: 0.5, help: 'learning rate', unit: 'per step' });
+    expect(list[0]?.schema.safeParse(-1).success).toBe(false);
+    expect(list[0]?.schema.safeParse(undefined).success).toBe(false); // the schema without its default
   });
 
-  it('refuses unknown keys and invalid values, naming the experiment and the option', () => {
-    const unknown = labErrorOf(() => parseConfig('mask', table, { learning_rate: 1 }));
-    expect(unknown.code).toBe('BAD_OPTION_VALUE');
-    expect(unknown.message).toContain('mask: option');
-    expect(unknown.message).toContain('learning_rate');
-    const bad = labErrorOf(() => parseConfig('mask', table, { updates: 0 }));
-    expect(bad.message).toMatch(/^mask: option 'updates': /);
+  it('withDefault changes only the default', () => {
+    const shared = OPTIONS.shape.updates;
+    const tight = withDefault(shared, 25);
+    const schema = defineOptions({ updates: tight });
+    expect(optionList(schema)[0]).toMatchObject({ default: 25, help: 'updates' });
+    expect(tight.safeParse(0).success).toBe(false);
+    expect(optionList(OPTIONS)[2]?.default).toBe(300); // the shared declaration is untouched
+  });
+
+  it('omit/extend keep the object strict (unknown keys are still refused)', () => {
+    const derived = OPTIONS.omit({ tag: true }).extend({ extra: option(z.boolean(), false, 'x') });
+    expect(derived.safeParse({ tag: '1' }).success).toBe(false);
+    expect(derived.parse({})).toEqual({ lr: 0.5, std: 'population', updates: 300, extra: false });
   });
 });

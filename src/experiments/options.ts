@@ -1,11 +1,137 @@
 /**
- * Resolve an experiment's effective config from its option table and `--set key=value` pairs.
- * Defaults are merged once; every value is validated by the option's zod schema; unknown keys and
- * invalid values are LabErrors that name the key.
+ * Experiment options: each option is declared once, as one field of a zod object, and everything
+ * else is derived from that declaration.
+ *
+ *   export const AGENT_OPTIONS = defineOptions({
+ *     lr: option(z.number().positive().finite(), 2, 'learning rate of the gradient step', 'per update'),
+ *     ...
+ *   });
+ *   export type AgentConfig = z.output<typeof AGENT_OPTIONS>; // { lr: number; ... }, snake_case
+ *
+ * The field gives the type (`z.output`), the range (the schema), the default, the help text and the
+ * unit. `configOf` is the one validation (defaults filled, values checked, unknown keys refused) that
+ * both the CLI (`--set key=value`, via `resolveConfig`) and a library caller (`runExperiment`) go
+ * through; an experiment's `run` receives that parsed, snake_case config and trusts it. `labs list`,
+ * `labs run -e NAME --help` and the record's `config` all read the same object, so they cannot
+ * disagree with what is validated.
+ *
+ * Import cost: this module only builds schemas (no parsing, no JSON Schema) at import time.
  */
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
-import type { JsonValue, OptionTable } from './types.js';
+import type { Experiment, RunContext, RunRecord } from './types.js';
+
+/** One option field: a value schema wrapped with its default (and help/unit metadata). */
+export type OptionField = z.ZodDefault<z.ZodType>;
+export type OptionShape = Record<string, OptionField>;
+/** An experiment's options: a strict zod object of option fields (unknown keys are refused). */
+export type OptionsSchema<Shape extends OptionShape = OptionShape> = z.ZodObject<Shape, z.core.$strict>;
+
+/** What `labs list` and the docs show of one option. */
+export interface OptionInfo {
+  key: string;
+  default: unknown;
+  /** What it means and, where it helps, a typical range or why the default. */
+  help: string;
+  /** Unit of the value ('' when it has none, e.g. a count or an enum). */
+  unit: string;
+  /** The value schema without its default (what `--set` validates). */
+  schema: z.ZodType;
+}
+
+/**
+ * One option: `schema` says the type and range, `defaultValue` is used when the option is not set,
+ * `help` says what it means (shown by `labs list`), `unit` the unit of its value.
+ */
+export function option<T extends z.ZodType>(
+  schema: T,
+  defaultValue: z.output<T>,
+  help: string,
+  unit = '',
+): z.ZodDefault<T> {
+  return schema.default(defaultValue as never).meta({ description: help, unit });
+}
+
+/**
+ * The same option with another default (help, unit and range kept), for an experiment that shares
+ * an option block but needs a different value (e.g. `truncation`'s tighter token budget).
+ */
+export function withDefault<T extends z.ZodType>(
+  field: z.ZodDefault<T>,
+  defaultValue: z.output<T>,
+): z.ZodDefault<T> {
+  const meta = field.meta() ?? {};
+  return field
+    .unwrap()
+    .default(defaultValue as never)
+    .meta(meta) as z.ZodDefault<T>;
+}
+
+/** An experiment's options object: strict (an unknown key is an error, never silently ignored). */
+export function defineOptions<Shape extends OptionShape>(shape: Shape): OptionsSchema<Shape> {
+  return z.strictObject(shape);
+}
+
+/** Every option of `schema` in declaration order, with its default, help, unit and value schema. */
+export function optionList(schema: OptionsSchema): OptionInfo[] {
+  return Object.entries(schema.shape).map(([key, field]) => {
+    const meta = (field.meta() ?? {}) as { description?: string; unit?: string };
+    return {
+      key,
+      default: field.parse(undefined),
+      help: meta.description ?? '',
+      unit: meta.unit ?? '',
+      schema: field.unwrap() as z.ZodType,
+    };
+  });
+}
+
+/** The default config of an experiment: what `labs run` uses with no `--set`. */
+export function defaultConfig<S extends OptionsSchema>(experiment: Experiment<S>): z.output<S> {
+  return configOf(experiment, {});
+}
+
+/**
+ * The validated config of `experiment` from a partial `input`: missing options get their defaults,
+ * every value is checked by its schema. The one validation of options, for the CLI and the library.
+ * Errors: UNKNOWN_OPTION for a key the experiment does not have (the message lists the known keys);
+ * BAD_OPTION_VALUE `<experiment>: option <key>=<value>: <reason>` for a value outside its range.
+ */
+export function configOf<S extends OptionsSchema>(
+  experiment: Experiment<S>,
+  input: Partial<z.input<S>> | Record<string, unknown>,
+): z.output<S> {
+  const parsed = experiment.options.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  if (issue.code === 'unrecognized_keys') {
+    const known = Object.keys(experiment.options.shape).sort().join(', ');
+    const keys = issue.keys.map((k) => `'${k}'`).join(', ');
+    throw new LabError('UNKNOWN_OPTION', `${experiment.name}: unknown option ${keys}; known: ${known}`, {
+      details: { field: issue.keys[0] ?? '?', key: issue.keys[0] ?? '?' },
+    });
+  }
+  const key = issue.path.map(String).join('.') || '?';
+  const value = (input as Record<string, unknown>)[String(issue.path[0])];
+  const reasons = parsed.error.issues
+    .filter((i) => String(i.path[0]) === String(issue.path[0]))
+    .map((i) => i.message)
+    .join('; ');
+  throw new LabError(
+    'BAD_OPTION_VALUE',
+    `${experiment.name}: option ${key}=${JSON.stringify(value)}: ${reasons}`,
+    { details: { field: key, key } },
+  );
+}
+
+/** Runs `experiment` on `input` (a partial config; defaults fill the rest) after {@link configOf}. */
+export function runExperiment<S extends OptionsSchema>(
+  experiment: Experiment<S>,
+  input: Partial<z.input<S>> | Record<string, unknown>,
+  ctx: RunContext,
+): RunRecord | Promise<RunRecord> {
+  return experiment.run(configOf(experiment, input), ctx);
+}
 
 /** Parses `key=value`; the value is read as JSON when it is valid JSON (numbers, booleans, arrays), else as a string. */
 export function parseSetPair(pair: string): [string, unknown] {
@@ -29,70 +155,21 @@ export function parseSetPair(pair: string): [string, unknown] {
 }
 
 /**
- * The effective config of `experiment`: every option's default, overridden by the `--set key=value`
- * pairs in `sets` (later pairs win), each value parsed and validated by its zod schema.
- * Errors: UNKNOWN_OPTION for a key not in `table` (the message lists the known keys), BAD_OPTION_VALUE
- * naming the key and the schema's reason.
+ * The config of `experiment` from `--set key=value` pairs (later pairs win), through {@link configOf}.
+ * A value for a text or enum option is kept as text even when it looks like JSON (`--set tag=1`).
  */
-export function resolveConfig(
-  experiment: string,
-  table: OptionTable,
+export function resolveConfig<S extends OptionsSchema>(
+  experiment: Experiment<S>,
   sets: readonly string[],
-): Record<string, JsonValue> {
-  const config: Record<string, unknown> = {};
-  for (const [key, spec] of Object.entries(table)) config[key] = spec.default;
+): z.output<S> {
+  const input: Record<string, unknown> = {};
+  const shape = experiment.options.shape as OptionShape;
   for (const pair of sets) {
     const [key, value] = parseSetPair(pair);
-    const spec = table[key];
-    if (!spec) {
-      const known = Object.keys(table).sort().join(', ');
-      throw new LabError(
-        'UNKNOWN_OPTION',
-        `unknown --set key '${key}' for experiment '${experiment}'; known: ${known}`,
-        {
-          details: { field: '--set', key },
-        },
-      );
-    }
-    // Enum options with numeric-looking values (e.g. '1') must still match the string choice.
-    let parsed = spec.schema.safeParse(value);
-    if (!parsed.success && typeof value !== 'string') {
-      const asString = spec.schema.safeParse(String(value));
-      // Keep the first (typed) error unless the string reading is actually valid.
-      if (asString.success) parsed = asString;
-    }
-    if (!parsed.success) {
-      const reason = parsed.error.issues.map((i) => i.message).join('; ');
-      throw new LabError('BAD_OPTION_VALUE', `--set ${key}=${JSON.stringify(value)}: ${reason}`, {
-        details: { field: '--set', key },
-      });
-    }
-    config[key] = parsed.data;
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    const inner = field?.unwrap();
+    const textual = inner instanceof z.ZodEnum || inner instanceof z.ZodString;
+    input[key] = textual && typeof value !== 'string' ? String(value) : value;
   }
-  return config as Record<string, JsonValue>;
-}
-
-/**
- * The config an experiment's `run` actually uses, validated again because `run` may be called without
- * the CLI: every option of `table` with its default filled in where `config` lacks it, each value
- * checked by its zod schema, unknown keys refused. For a config from {@link resolveConfig} the values
- * come back unchanged. Errors: BAD_OPTION_VALUE `'<experiment>: option '<key>': <reason>'`.
- */
-export function parseConfig(
-  experiment: string,
-  table: OptionTable,
-  config: Record<string, unknown>,
-): Record<string, JsonValue> {
-  const shape = Object.fromEntries(
-    Object.entries(table).map(([k, spec]) => [k, spec.schema.default(spec.default as never)]),
-  );
-  const parsed = z.strictObject(shape).safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = issue?.path.join('.') ?? '?';
-    throw new LabError('BAD_OPTION_VALUE', `${experiment}: option '${key}': ${issue?.message ?? 'invalid'}`, {
-      details: { field: key },
-    });
-  }
-  return parsed.data as Record<string, JsonValue>;
+  return configOf(experiment, input);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runExperiment } from './options.js';
 import { parseRows, rollout } from './rollout.js';
 import type { JsonValue, RunRecord } from './types.js';
 
@@ -12,7 +13,9 @@ const small = {
   eval_tasks: 50,
 };
 const run = (seed: number, extra: Record<string, unknown> = {}) =>
-  rollout.run({ ...small, ...extra }, { seed }) as Promise<RunRecord>;
+  Promise.resolve().then(
+    () => runExperiment(rollout, { ...small, ...extra }, { seed }) as Promise<RunRecord>,
+  );
 
 const REQUIRED = [
   'mode',
@@ -131,6 +134,6 @@ describe('rollout experiment', () => {
 
   it('names length_max when it is below the 4-token floor per action (was an error about "min (4)")', async () => {
     await expect(run(1, { length_max: 3 })).rejects.toThrow(/length_max/);
-    expect(rollout.options.length_max?.schema.safeParse(4).success).toBe(true);
+    expect(rollout.options.shape.length_max.safeParse(4).success).toBe(true);
   });
 });

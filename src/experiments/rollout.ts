@@ -27,9 +27,15 @@ import {
   ratioStats,
   ratioStatsByLag,
 } from '../core/lagStats.js';
-import { checkOperandRange, type OperandRange, sampleTasks } from '../envs/toolArithmetic.js';
+import {
+  checkOperandRange,
+  DEFAULT_OPERANDS,
+  type OperandRange,
+  sampleTasks,
+} from '../envs/toolArithmetic.js';
 import { Rng } from '../random.js';
 import {
+  ASYNC_LEARNER_DEFAULTS,
   type AsyncLearnerResult,
   CORRECTIONS,
   type Correction,
@@ -38,14 +44,17 @@ import {
 import { evaluatePolicy } from '../train/evaluate.js';
 import type { RolloutMode } from '../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../train/generationLength.js';
-import { parseConfig } from './options.js';
-import type { Experiment, JsonValue, OptionTable, PlotHint, RunContext, RunRecord } from './types.js';
+import { TEACHING_ADVANTAGE } from '../train/groupReinforce.js';
+import { defineOptions, option } from './options.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: K=16 groups x G=8 x 150 updates = 19,200 consumed trajectories and lr 2, as the
 // agent experiment. 48 workers and a 3 s step make generation the bottleneck of `sync` (its batch
-// waits for its slowest group) while the async trainer is busy most of the time.
+// waits for its slowest group) while the async trainer is busy most of the time. The learner's
+// defaults live in ASYNC_LEARNER_DEFAULTS (train layer) and are read here, so a library caller of
+// runAsyncLearner and `labs run --experiment rollout` get the same values.
 // ---------------------------------------------------------------------------------------------------
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -60,96 +69,83 @@ export const MAX_ROLLOUT_EPISODES = 1_000_000;
 export const DEFAULT_ROWS =
   'sync,bounded:none,bounded:is,bounded:tis,admission:none,unbounded:none,unbounded:is,unbounded:tis,unbounded:drop';
 
-export const ROLLOUT_OPTIONS: OptionTable = {
-  rows: {
-    schema: z.string().min(1),
-    default: DEFAULT_ROWS,
-    help: "comma list of mode:correction, mode in sync|bounded|admission|unbounded, correction in none|is|tis|seq_is|seq_tis|drop ('sync' = sync:none)",
-  },
-  eta: {
-    schema: int(0),
-    default: 2,
-    help: 'staleness bound in versions: admission + drop in bounded mode (AReaL max_head_offpolicyness); drop threshold of unbounded:drop',
-  },
-  tis_cap: {
-    schema: positive,
-    default: 2,
-    help: 'truncation cap of tis: w = min(ratio, cap) (verl rollout_is_threshold, default 2.0)',
-  },
-  workers: {
-    schema: int(1, 100_000),
-    default: 48,
-    help: 'W rollout workers, each generating one group at a time',
-  },
-  groups_per_update: { schema: int(1, 100_000), default: 16, help: 'K groups (tasks) per trainer step' },
-  group_size: { schema: int(1, 4096), default: 8, help: 'G samples per task' },
-  updates: {
-    schema: int(1, 100_000),
-    default: 150,
-    help: 'trainer steps per row; consumed trajectories = K x G x updates',
-  },
-  train_step_s: { schema: positive, default: 3, help: 'simulated seconds per trainer step' },
-  publish_delay_s: {
-    schema: z.number().min(0).finite(),
-    default: 0.5,
-    help: 'simulated seconds from the end of a step until workers can load the new weights',
-  },
-  seconds_per_token: {
-    schema: positive,
-    default: 0.01,
-    help: 'simulated decode time per token; a group takes its longest sample x this',
-  },
-  length_median: { schema: positive, default: 100, help: 'median tokens generated per action (log-normal)' },
-  length_sigma: {
-    schema: z.number().min(0).finite(),
-    default: 1,
-    help: 'std of log tokens per action; 1 gives a p95/p5 spread of ~27x',
-  },
-  length_max: {
-    schema: int(LENGTH_DEFAULTS.min),
-    default: 4096,
-    help: `cap on tokens per action (at least the floor of ${LENGTH_DEFAULTS.min} tokens per action)`,
-  },
-  lr: {
-    // Bounded so log-probs cannot overflow into Infinity ratios (lr 10 already saturates the table).
-    schema: z.number().positive().max(1000),
-    default: 2,
-    help: 'gradient-ascent learning rate on the 24 logits (agent default)',
-  },
-  std: {
-    schema: z.enum(['population', 'unbiased', 'none']),
-    default: 'population',
-    help: "group std of the GRPO advantage: 'population' (the course), 'unbiased' (verl), 'none'",
-  },
-  eval_tasks: {
-    schema: int(1, 1_000_000),
-    default: 400,
-    help: 'held-out evaluation tasks (the agent experiment stream)',
-  },
-  operand_min: { schema: z.number().int(), default: 0, help: 'smallest operand' },
-  operand_max: { schema: z.number().int(), default: 99, help: 'largest operand (inclusive)' },
-};
+/** Library defaults of the learner: the experiment's defaults are these, so both agree. */
+const D = ASYNC_LEARNER_DEFAULTS;
 
-interface RolloutConfig {
-  rows: string;
-  eta: number;
-  tis_cap: number;
-  workers: number;
-  groups_per_update: number;
-  group_size: number;
-  updates: number;
-  train_step_s: number;
-  publish_delay_s: number;
-  seconds_per_token: number;
-  length_median: number;
-  length_sigma: number;
-  length_max: number;
-  lr: number;
-  std: 'population' | 'unbiased' | 'none';
-  eval_tasks: number;
-  operand_min: number;
-  operand_max: number;
-}
+export const ROLLOUT_OPTIONS = defineOptions({
+  rows: option(
+    z.string().min(1),
+    DEFAULT_ROWS,
+    "comma list of mode:correction, mode in sync|bounded|admission|unbounded, correction in none|is|tis|seq_is|seq_tis|drop ('sync' = sync:none)",
+  ),
+  eta: option(
+    int(0),
+    D.eta,
+    'staleness bound: admission + drop in bounded mode (AReaL max_head_offpolicyness); drop threshold of unbounded:drop',
+    'versions',
+  ),
+  tis_cap: option(
+    positive,
+    D.tisCap,
+    'truncation cap of tis: w = min(ratio, cap) (verl rollout_is_threshold, default 2.0)',
+  ),
+  workers: option(int(1, 100_000), D.workers, 'W rollout workers, each generating one group at a time'),
+  groups_per_update: option(int(1, 100_000), D.groupsPerBatch, 'K groups (tasks) per trainer step'),
+  group_size: option(int(1, 4096), D.groupSize, 'G samples per task'),
+  updates: option(
+    int(1, 100_000),
+    D.updates,
+    'trainer steps per row; consumed trajectories = K x G x updates',
+  ),
+  train_step_s: option(positive, D.trainStepTime, 'simulated time per trainer step', 's'),
+  publish_delay_s: option(
+    z.number().min(0).finite(),
+    D.publishDelay,
+    'simulated time from the end of a step until workers can load the new weights',
+    's',
+  ),
+  seconds_per_token: option(
+    positive,
+    D.secondsPerToken,
+    'simulated decode time per token; a group takes its longest sample x this',
+    's/token',
+  ),
+  length_median: option(
+    positive,
+    LENGTH_DEFAULTS.median,
+    'median tokens generated per action (log-normal)',
+    'tokens',
+  ),
+  length_sigma: option(
+    z.number().min(0).finite(),
+    LENGTH_DEFAULTS.sigma,
+    'std of log tokens per action; 1 gives a p95/p5 spread of ~27x',
+    'log tokens',
+  ),
+  length_max: option(
+    int(LENGTH_DEFAULTS.min),
+    LENGTH_DEFAULTS.max,
+    `cap on tokens per action (at least the floor of ${LENGTH_DEFAULTS.min} tokens per action)`,
+    'tokens',
+  ),
+  // Bounded so log-probs cannot overflow into Infinity ratios (lr 10 already saturates the table).
+  lr: option(
+    z.number().positive().max(1000),
+    D.lr,
+    'gradient-ascent learning rate on the 24 logits (agent default)',
+  ),
+  std: option(
+    z.enum(['population', 'unbiased', 'none']),
+    TEACHING_ADVANTAGE.std,
+    "group std of the GRPO advantage: 'population' (the course), 'unbiased' (verl), 'none'",
+  ),
+  eval_tasks: option(int(1, 1_000_000), 400, 'held-out evaluation tasks (the agent experiment stream)'),
+  operand_min: option(z.number().int(), DEFAULT_OPERANDS.operandMin, 'smallest operand'),
+  operand_max: option(z.number().int(), DEFAULT_OPERANDS.operandMax, 'largest operand (inclusive)'),
+});
+
+/** The parsed config `run` receives (snake_case, every option present). */
+export type RolloutConfig = z.output<typeof ROLLOUT_OPTIONS>;
 
 export interface RowSpec {
   key: string;
@@ -180,15 +176,10 @@ export function parseRows(text: string): RowSpec[] {
   return specs;
 }
 
-function readConfig(config: Record<string, unknown>): RolloutConfig {
-  return parseConfig('rollout', ROLLOUT_OPTIONS, config) as unknown as RolloutConfig;
-}
-
 // ---------------------------------------------------------------------------------------------------
 
-async function runRollout(config: Record<string, unknown>, ctx: RunContext): Promise<RunRecord> {
+async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
   const start = performance.now();
-  const cfg = readConfig(config);
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
   checkOperandRange(operands);
@@ -348,7 +339,7 @@ async function runRollout(config: Record<string, unknown>, ctx: RunContext): Pro
     experiment: 'rollout',
     seed: ctx.seed,
     version: VERSION,
-    config: cfg as unknown as Record<string, JsonValue>,
+    config: cfg,
     metrics: {
       ...metrics,
       consumed_trajectories_per_row: cfg.groups_per_update * cfg.group_size * U,
@@ -433,7 +424,7 @@ function fractionAbove(logRatios: ArrayLike<number>, logCap: number): number {
   return logRatios.length ? n / logRatios.length : 0;
 }
 
-export const rollout: Experiment = {
+export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
   name: 'rollout',
   summary:
     "the course's second experiment: rollout workers and a trainer as a discrete-event simulation; throughput, version lag, the real probability ratio, ESS and learning per mode and correction",

@@ -8,29 +8,26 @@ import {
   TOK_THINK,
   type TokenEpisode,
 } from '../envs/tokenArithmetic.js';
-import { resolveConfig } from './options.js';
+import { defaultConfig, resolveConfig } from './options.js';
 import {
   type ArmResult,
   measureEpisodes,
   overlongPenalty,
   pooledTraining,
   runTokenArm,
-  TOKEN_LAB_DEFAULTS,
+  TOKEN_LAB_OPTIONS,
   type TokenLabConfig,
-  tokenLabConfig,
-  tokenLabOptions,
   trajectoryAccounting,
   type UpdateRecord,
 } from './tokenLab.js';
 import { truncation } from './truncation.js';
 
-const small: TokenLabConfig = {
-  ...TOKEN_LAB_DEFAULTS,
+const small: TokenLabConfig = TOKEN_LAB_OPTIONS.parse({
   updates: 4,
-  tasksPerUpdate: 4,
-  groupSize: 4,
-  evalTasks: 30,
-};
+  tasks_per_update: 4,
+  group_size: 4,
+  eval_tasks: 30,
+});
 
 function episode(partial: Partial<TokenEpisode>): TokenEpisode {
   return {
@@ -142,7 +139,7 @@ describe('runTokenArm', () => {
 
   it('the same seed evaluates every arm on the same tasks: an untrained arm equals itself across mask rules', () => {
     // learning rate ~0 (Adam's first step is lr * sign(g)): both arms keep the initial policy
-    const tiny: TokenLabConfig = { ...small, updates: 1, learningRate: 1e-9 };
+    const tiny: TokenLabConfig = { ...small, updates: 1, lr: 1e-9 };
     const a = runTokenArm(
       { arm: 'c', maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
       tiny,
@@ -250,15 +247,12 @@ describe('trajectoryAccounting', () => {
 });
 
 describe('options', () => {
-  it('maps snake_case --set keys onto the config and keeps defaults', () => {
-    const table = tokenLabOptions({ budget: 25 });
-    expect(table.budget?.default).toBe(25);
-    const cfg = tokenLabConfig({ lr: 0.2, tool_error_rate: 0.1, budget: 30 });
-    expect(cfg.learningRate).toBe(0.2);
-    expect(cfg.toolErrorRate).toBe(0.1);
-    expect(cfg.budget).toBe(30);
-    expect(cfg.groupSize).toBe(TOKEN_LAB_DEFAULTS.groupSize);
-    expect(table.optimizer?.schema.safeParse('rmsprop').success).toBe(false);
+  it('parses snake_case keys into the config the learner reads, keeping the other defaults', () => {
+    expect(defaultConfig(truncation).budget).toBe(25);
+    expect(TOKEN_LAB_OPTIONS.parse({}).budget).toBe(48);
+    const cfg = TOKEN_LAB_OPTIONS.parse({ lr: 0.2, tool_error_rate: 0.1, budget: 30 });
+    expect(cfg).toMatchObject({ lr: 0.2, tool_error_rate: 0.1, budget: 30, group_size: 8 });
+    expect(TOKEN_LAB_OPTIONS.shape.optimizer.safeParse('rmsprop').success).toBe(false);
   });
 
   it('mask and aggregation reject the options only truncation reads instead of ignoring them', async () => {
@@ -266,12 +260,10 @@ describe('options', () => {
     const { aggregation } = await import('./aggregation.js');
     for (const exp of [mask, aggregation]) {
       for (const key of ['overlong_buffer', 'unbounded_budget']) {
-        expect(() => resolveConfig(exp.name, exp.options, [`${key}=10`])).toThrow(
-          new RegExp(`unknown --set key '${key}'`),
-        );
+        expect(() => resolveConfig(exp, [`${key}=10`])).toThrow(new RegExp(`unknown option '${key}'`));
       }
     }
-    expect(Object.keys(truncation.options)).toEqual(
+    expect(Object.keys(truncation.options.shape)).toEqual(
       expect.arrayContaining(['overlong_buffer', 'unbounded_budget']),
     );
   });

@@ -9,7 +9,6 @@
  * held-out tasks, so arms differ by their setting, not by their luck of the draw.
  */
 import { z } from 'zod';
-import type { StdKind } from '../core/advantage.js';
 import { aggLossGrad, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
 import {
@@ -26,7 +25,7 @@ import {
 } from '../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../policy/contextPolicy.js';
 import { Rng } from '../random.js';
-import { Optimizer, type OptimizerKind } from '../train/adam.js';
+import { Optimizer } from '../train/adam.js';
 import {
   gatherLogProbs,
   groupAdvantages,
@@ -35,7 +34,8 @@ import {
   ppoUpdate,
   responseMaskFromRoles,
 } from '../train/tokenLearner.js';
-import type { JsonValue, OptionTable } from './types.js';
+import { defineOptions, option } from './options.js';
+import type { JsonValue } from './types.js';
 
 /**
  * What happens to a trajectory that hit the token budget before submitting:
@@ -55,159 +55,76 @@ export const TRUNCATION_POLICIES: readonly TruncationPolicy[] = [
   'soft-penalty',
 ];
 
-export interface TokenLabConfig {
-  updates: number;
-  tasksPerUpdate: number;
-  groupSize: number;
-  ppoEpochs: number;
-  learningRate: number;
-  optimizer: OptimizerKind;
-  clipRatio: number;
-  std: StdKind;
-  budget: number;
-  toolErrorRate: number;
-  thinkBuckets: number;
-  maxOperand: number;
-  observationLogitInit: number;
-  evalTasks: number;
-  overlongBuffer: number;
-  unboundedBudget: number;
-}
-
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);
 
-/** `--set` key (snake_case, as every experiment's options) -> config field. */
-export const TOKEN_LAB_KEYS: Record<string, keyof TokenLabConfig> = {
-  updates: 'updates',
-  tasks_per_update: 'tasksPerUpdate',
-  group_size: 'groupSize',
-  ppo_epochs: 'ppoEpochs',
-  lr: 'learningRate',
-  optimizer: 'optimizer',
-  clip_ratio: 'clipRatio',
-  std: 'std',
-  budget: 'budget',
-  tool_error_rate: 'toolErrorRate',
-  think_buckets: 'thinkBuckets',
-  max_operand: 'maxOperand',
-  observation_logit_init: 'observationLogitInit',
-  eval_tasks: 'evalTasks',
-  overlong_buffer: 'overlongBuffer',
-  unbounded_budget: 'unboundedBudget',
-};
+/**
+ * Options of the three token-level experiments (`mask`, `aggregation`, `truncation`), declared once.
+ * Each experiment takes this object, may `omit` keys it does not read and override a default with
+ * {@link withDefault}.
+ */
+export const TOKEN_LAB_OPTIONS = defineOptions({
+  updates: option(int(1, 10000), 150, 'policy updates (one rollout batch each)'),
+  tasks_per_update: option(int(1, 1000), 16, 'tasks per batch (groups)'),
+  group_size: option(int(1, 256), 8, 'samples per task (GRPO group size G)'),
+  ppo_epochs: option(
+    int(1, 50),
+    2,
+    'full-batch PPO epochs per batch with fixed old log-probs (verl ppo_epochs)',
+  ),
+  lr: option(num(1e-6, 100), 0.05, 'optimizer step size on the logits', 'logit units per step'),
+  optimizer: option(
+    z.enum(['adam', 'sgd']),
+    'adam',
+    'adam (per-logit scale-invariant; verl trains with AdamW) | sgd (loss scale = step size)',
+  ),
+  clip_ratio: option(num(0, 10), 0.2, 'PPO clip_ratio, both sides (verl default 0.2)'),
+  std: option(
+    z.enum(['unbiased', 'population', 'none']),
+    'unbiased',
+    "GRPO std: unbiased (verl's torch.std) | population | none (Dr. GRPO, no std scaling)",
+  ),
+  budget: option(int(4, 1000), 48, 'token budget per transcript, model + env tokens', 'tokens'),
+  tool_error_rate: option(
+    num(0, 1),
+    0.3,
+    'probability that add/sub returns a wrong number (verify repairs it)',
+    'probability',
+  ),
+  think_buckets: option(int(1, 10), 3, 'think-count buckets in the policy context'),
+  max_operand: option(int(0, 1e6), 99, 'operands uniform in [0, max_operand]'),
+  observation_logit_init: option(
+    num(-20, 5),
+    -3,
+    'initial logit of each observation token (action tokens start at 0): the "pretrained" prior',
+    'logit',
+  ),
+  eval_tasks: option(int(1, 100000), 400, 'held-out evaluation tasks, one sample each'),
+  overlong_buffer: option(
+    int(1, 1000),
+    5,
+    "DAPO's L_cache (tokens before the budget where the soft overlong penalty ramps from 0 to -1)",
+    'tokens',
+  ),
+  unbounded_budget: option(int(4, 100000), 400, 'budget of the "budget lifted" evaluation', 'tokens'),
+});
+
+/**
+ * The token-level learner's config (snake_case, as every option). `overlong_buffer` and
+ * `unbounded_budget` are read only by `truncation`: without them no soft penalty can be applied and no
+ * budget-lifted evaluation is run.
+ */
+export type TokenLabConfig = Omit<
+  z.output<typeof TOKEN_LAB_OPTIONS>,
+  'overlong_buffer' | 'unbounded_budget'
+> &
+  Partial<Pick<z.output<typeof TOKEN_LAB_OPTIONS>, 'overlong_buffer' | 'unbounded_budget'>>;
 
 /**
  * Options only `truncation` reads: its soft-penalty arm's buffer and its budget-lifted evaluation.
  * `mask` and `aggregation` leave them out, so a `--set` of them is rejected instead of doing nothing.
  */
-export const TRUNCATION_ONLY_KEYS: readonly string[] = ['overlong_buffer', 'unbounded_budget'];
-
-/**
- * Options shared by the three token-level experiments; each experiment overrides some defaults and
- * may `omit` keys it does not read.
- */
-export function tokenLabOptions(
-  defaults: Partial<TokenLabConfig> = {},
-  omit: readonly string[] = [],
-): OptionTable {
-  const table = allTokenLabOptions({ ...TOKEN_LAB_DEFAULTS, ...defaults });
-  for (const key of omit) delete table[key];
-  return table;
-}
-
-function allTokenLabOptions(d: TokenLabConfig): OptionTable {
-  return {
-    updates: { schema: int(1, 10000), default: d.updates, help: 'policy updates (one rollout batch each)' },
-    tasks_per_update: { schema: int(1, 1000), default: d.tasksPerUpdate, help: 'tasks per batch (groups)' },
-    group_size: { schema: int(1, 256), default: d.groupSize, help: 'samples per task (GRPO group size G)' },
-    ppo_epochs: {
-      schema: int(1, 50),
-      default: d.ppoEpochs,
-      help: 'full-batch PPO epochs per batch with fixed old log-probs (verl ppo_epochs)',
-    },
-    lr: { schema: num(1e-6, 100), default: d.learningRate, help: 'optimizer step size on the logits' },
-    optimizer: {
-      schema: z.enum(['adam', 'sgd']),
-      default: d.optimizer,
-      help: 'adam (per-logit scale-invariant; verl trains with AdamW) | sgd (loss scale = step size)',
-    },
-    clip_ratio: {
-      schema: num(0, 10),
-      default: d.clipRatio,
-      help: 'PPO clip_ratio, both sides (verl default 0.2)',
-    },
-    std: {
-      schema: z.enum(['unbiased', 'population', 'none']),
-      default: d.std,
-      help: "GRPO std: unbiased (verl's torch.std) | population | none (Dr. GRPO, no std scaling)",
-    },
-    budget: {
-      schema: int(4, 1000),
-      default: d.budget,
-      help: 'token budget per transcript, model + env tokens',
-    },
-    tool_error_rate: {
-      schema: num(0, 1),
-      default: d.toolErrorRate,
-      help: 'probability that add/sub returns a wrong number (verify repairs it)',
-    },
-    think_buckets: {
-      schema: int(1, 10),
-      default: d.thinkBuckets,
-      help: 'think-count buckets in the policy context',
-    },
-    max_operand: { schema: int(0, 1e6), default: d.maxOperand, help: 'operands uniform in [0, max_operand]' },
-    observation_logit_init: {
-      schema: num(-20, 5),
-      default: d.observationLogitInit,
-      help: 'initial logit of each observation token (action tokens start at 0): the "pretrained" prior',
-    },
-    eval_tasks: {
-      schema: int(1, 100000),
-      default: d.evalTasks,
-      help: 'held-out evaluation tasks, one sample each',
-    },
-    overlong_buffer: {
-      schema: int(1, 1000),
-      default: d.overlongBuffer,
-      help: "DAPO's L_cache (tokens before the budget where the soft overlong penalty ramps from 0 to -1)",
-    },
-    unbounded_budget: {
-      schema: int(4, 100000),
-      default: d.unboundedBudget,
-      help: 'budget of the "budget lifted" evaluation',
-    },
-  };
-}
-
-export const TOKEN_LAB_DEFAULTS: TokenLabConfig = Object.freeze({
-  updates: 150,
-  tasksPerUpdate: 16,
-  groupSize: 8,
-  ppoEpochs: 2,
-  learningRate: 0.05,
-  optimizer: 'adam',
-  clipRatio: 0.2,
-  std: 'unbiased',
-  budget: 48,
-  toolErrorRate: 0.3,
-  thinkBuckets: 3,
-  maxOperand: 99,
-  observationLogitInit: -3,
-  evalTasks: 400,
-  overlongBuffer: 5,
-  unboundedBudget: 400,
-});
-
-/** Reads the shared options (snake_case keys) out of a resolved experiment config. */
-export function tokenLabConfig(config: Record<string, unknown>): TokenLabConfig {
-  const out: Record<string, unknown> = { ...TOKEN_LAB_DEFAULTS };
-  for (const [key, field] of Object.entries(TOKEN_LAB_KEYS)) {
-    if (config[key] !== undefined) out[field] = config[key];
-  }
-  return out as unknown as TokenLabConfig;
-}
+export const TRUNCATION_ONLY = { overlong_buffer: true, unbounded_budget: true } as const;
 
 export interface ArmSpec {
   arm: string;
@@ -353,8 +270,8 @@ export interface ArmResult {
   spec: ArmSpec;
   updates: UpdateRecord[];
   evaluation: EpisodeMeasures;
-  /** Evaluation with the budget lifted to `unboundedBudget` (same tasks, same streams). */
-  evaluationUnbounded: EpisodeMeasures;
+  /** Evaluation with the budget lifted to `unbounded_budget` (same tasks, same streams); null without it. */
+  evaluationUnbounded: EpisodeMeasures | null;
   weightByLength: WeightBucket[];
   /** Per-trajectory accounting of the last update's first group (the course's "record per trajectory"). */
   lastGroup: Record<string, number | string>[];
@@ -363,7 +280,7 @@ export interface ArmResult {
 
 function initialLogits(cfg: TokenLabConfig): number[] {
   return Array.from({ length: VOCAB_SIZE }, (_, v) =>
-    v >= FIRST_OBSERVATION_TOKEN ? cfg.observationLogitInit : 0,
+    v >= FIRST_OBSERVATION_TOKEN ? cfg.observation_logit_init : 0,
   );
 }
 
@@ -383,15 +300,15 @@ function sampleEpisodes(
   return out;
 }
 
-/** Evaluation tasks of a seed: the same for every arm and every experiment option except maxOperand. */
+/** Evaluation tasks of a seed: the same for every arm and every experiment option except max_operand. */
 export function evaluationTasks(seed: number, cfg: TokenLabConfig): TokenTask[] {
   const rng = new Rng(seed).fork('token-lab/eval-tasks');
-  return Array.from({ length: cfg.evalTasks }, () => sampleTokenTask(rng, cfg.maxOperand));
+  return Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(rng, cfg.max_operand));
 }
 
 function evaluate(policy: ContextPolicy, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
   const root = new Rng(seed);
-  const env = { budget, toolErrorRate: cfg.toolErrorRate, thinkBuckets: cfg.thinkBuckets };
+  const env = { budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
   const eps = sampleEpisodes(
     policy,
     evaluationTasks(seed, cfg),
@@ -404,6 +321,20 @@ function evaluate(policy: ContextPolicy, seed: number, cfg: TokenLabConfig, budg
 }
 
 const WEIGHT_BUCKET_WIDTH = 8;
+
+/** The soft-penalty arm's L_cache; an arm that needs it without the option is a LabError naming it. */
+function softPenaltyBuffer(cfg: TokenLabConfig): number {
+  if (cfg.overlong_buffer === undefined) {
+    throw new LabError(
+      'BAD_OPTION_VALUE',
+      "truncation policy 'soft-penalty' needs the overlong_buffer option",
+      {
+        details: { field: 'overlong_buffer' },
+      },
+    );
+  }
+  return cfg.overlong_buffer;
+}
 
 /**
  * Trains one arm from the initial policy and measures it. `onUpdate(i)` is called after update i
@@ -430,15 +361,15 @@ export function runTokenArm(
   const noise = root.fork('token-lab/train-noise');
   const env: TokenEnvOptions = {
     budget: cfg.budget,
-    toolErrorRate: cfg.toolErrorRate,
-    thinkBuckets: cfg.thinkBuckets,
+    toolErrorRate: cfg.tool_error_rate,
+    thinkBuckets: cfg.think_buckets,
   };
-  const policy = new ContextPolicy(contextCount(cfg.thinkBuckets), VOCAB_SIZE, {
+  const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE, {
     tokenLogits: initialLogits(cfg),
   });
   const optimizer = new Optimizer(policy.logits.length, {
     kind: cfg.optimizer,
-    learningRate: cfg.learningRate,
+    learningRate: cfg.lr,
   });
   const buckets: WeightBucket[] = [];
   const updates: UpdateRecord[] = [];
@@ -447,9 +378,11 @@ export function runTokenArm(
 
   for (let u = 0; u < cfg.updates; u++) {
     // --- rollout: K tasks x G samples with the current policy; old log-probs recorded now
-    const tasks = Array.from({ length: cfg.tasksPerUpdate }, () => sampleTokenTask(taskRng, cfg.maxOperand));
+    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
+      sampleTokenTask(taskRng, cfg.max_operand),
+    );
     const logTable = policy.logProbabilities();
-    const all = sampleEpisodes(policy, tasks, cfg.groupSize, pick, noise, env);
+    const all = sampleEpisodes(policy, tasks, cfg.group_size, pick, noise, env);
     const measures = measureEpisodes(all);
 
     // --- what the truncation policy does to the batch
@@ -460,10 +393,10 @@ export function runTokenArm(
         : all.map((_, i) => i)
     )
       .filter((i) => i >= 0)
-      .map((i) => Math.floor(i / cfg.groupSize));
+      .map((i) => Math.floor(i / cfg.group_size));
     const scores = rows.map((e) =>
       spec.truncation === 'soft-penalty'
-        ? e.score + overlongPenalty(e.tokens.length, cfg.budget, cfg.overlongBuffer)
+        ? e.score + overlongPenalty(e.tokens.length, cfg.budget, softPenaltyBuffer(cfg))
         : e.score,
     );
     let excluded = all.length - rows.length;
@@ -497,8 +430,8 @@ export function runTokenArm(
         const weights = aggLossGrad(mask, batch.shape, spec.lossAggMode);
         record.failedLongShortWeightRatio = accumulateWeights(buckets, rows, weights, mask, cols, lossTokens);
         const stats = ppoUpdate(policy, optimizer, batch, old, adv, mask, {
-          epochs: cfg.ppoEpochs,
-          loss: { lossAggMode: spec.lossAggMode, clipRatio: cfg.clipRatio },
+          epochs: cfg.ppo_epochs,
+          loss: { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio },
         });
         record.lossDenominator = stats.denominator.denominator;
         const lastEpoch = stats.epochs[stats.epochs.length - 1];
@@ -514,7 +447,8 @@ export function runTokenArm(
     spec,
     updates,
     evaluation: evaluate(policy, seed, cfg, cfg.budget),
-    evaluationUnbounded: evaluate(policy, seed, cfg, cfg.unboundedBudget),
+    evaluationUnbounded:
+      cfg.unbounded_budget === undefined ? null : evaluate(policy, seed, cfg, cfg.unbounded_budget),
     weightByLength: buckets,
     lastGroup,
     skippedUpdates: skipped,

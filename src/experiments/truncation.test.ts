@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from './options.js';
+import { resolveConfig, runExperiment } from './options.js';
 import { overlongPenalty } from './tokenLab.js';
 import { truncation } from './truncation.js';
 
 describe('truncation experiment', async () => {
-  const config = resolveConfig('truncation', truncation.options, ['updates=30', 'eval_tasks=100']);
+  const config = resolveConfig(truncation, ['updates=30', 'eval_tasks=100']);
   const r = await truncation.run(config, { seed: 7 });
   const arms = r.tables.arms ?? [];
 
@@ -44,8 +44,7 @@ describe('truncation experiment', async () => {
   });
 
   it('refuses a DAPO buffer longer than the budget and a "budget lifted" budget not above the budget', () => {
-    const run = (sets: string[]) => () =>
-      truncation.run(resolveConfig('truncation', truncation.options, sets), { seed: 1 });
+    const run = (sets: string[]) => () => truncation.run(resolveConfig(truncation, sets), { seed: 1 });
     expect(run(['overlong_buffer=26'])).toThrow(/overlong_buffer=26 exceeds budget=25/);
     expect(run(['unbounded_budget=25'])).toThrow(/unbounded_budget=25 must exceed budget=25/);
     // budget 500 with the default unbounded_budget (400) used to evaluate "lifted" below the budget.
@@ -53,9 +52,9 @@ describe('truncation experiment', async () => {
   });
 
   it('is deterministic per seed', async () => {
-    const small = resolveConfig('truncation', truncation.options, ['updates=5', 'eval_tasks=50']);
-    const a = await truncation.run(small, { seed: 2 });
-    const b = await truncation.run(small, { seed: 2 });
+    const small = resolveConfig(truncation, ['updates=5', 'eval_tasks=50']);
+    const a = await runExperiment(truncation, small, { seed: 2 });
+    const b = await runExperiment(truncation, small, { seed: 2 });
     expect(a.metrics).toEqual(b.metrics);
     expect(a.curves).toEqual(b.curves);
   });

@@ -18,67 +18,67 @@
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
-import { parseConfig } from './options.js';
+import { option, withDefault } from './options.js';
 import {
   type ArmResult,
   type ArmSpec,
   armCurves,
   armTable,
+  type EpisodeMeasures,
   fixed,
   pairedDifferences,
   pooledTraining,
   round6,
   runArms,
-  type TokenLabConfig,
+  TOKEN_LAB_OPTIONS,
   TRUNCATION_POLICIES,
-  tokenLabConfig,
-  tokenLabOptions,
   trajectoryAccounting,
 } from './tokenLab.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import type { Experiment, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
 // budget 25: the smallest budget at which verifying still beats not verifying under the budget for a
 // policy that verifies directly (0.92 vs 0.70 success, measured by scripting both paths over 20,000
 // tasks); at 24 the verify path is cut 39% of the time and skipping it becomes the better choice.
-export const TRUNCATION_OPTIONS: OptionTable = {
-  ...tokenLabOptions({ budget: 25 }),
-  loss_agg_mode: {
-    schema: z.enum(LOSS_AGG_MODES as [LossAggMode, ...LossAggMode[]]),
-    default: 'token-mean',
-    help: "verl loss_agg_mode of every arm (default verl's token-mean)",
-  },
-};
+export const TRUNCATION_OPTIONS = TOKEN_LAB_OPTIONS.extend({
+  budget: withDefault(TOKEN_LAB_OPTIONS.shape.budget, 25),
+  loss_agg_mode: option(
+    z.enum(LOSS_AGG_MODES as [LossAggMode, ...LossAggMode[]]),
+    'token-mean',
+    "verl loss_agg_mode of every arm (default verl's token-mean)",
+  ),
+});
+
+/** The parsed config `run` receives (snake_case, every option present). */
+export type TruncationConfig = z.output<typeof TRUNCATION_OPTIONS>;
 
 /**
  * Budgets that make the arms meaningless are refused, naming the options: a DAPO buffer longer than
  * the budget (verl's DAPO reward manager asserts `max_resp_len >= overlong_buffer.len`), and a
  * "budget lifted" evaluation whose budget is not above the training budget.
  */
-export function checkTruncationBudgets(cfg: TokenLabConfig): void {
-  if (cfg.overlongBuffer > cfg.budget) {
+export function checkTruncationBudgets(cfg: TruncationConfig): void {
+  if (cfg.overlong_buffer > cfg.budget) {
     throw new LabError(
       'BAD_OPTION_VALUE',
-      `overlong_buffer=${cfg.overlongBuffer} exceeds budget=${cfg.budget}: the soft penalty's ramp must fit inside the budget (verl asserts max_resp_len >= overlong_buffer.len)`,
-      { details: { field: 'overlong_buffer', value: cfg.overlongBuffer } },
+      `overlong_buffer=${cfg.overlong_buffer} exceeds budget=${cfg.budget}: the soft penalty's ramp must fit inside the budget (verl asserts max_resp_len >= overlong_buffer.len)`,
+      { details: { field: 'overlong_buffer', value: cfg.overlong_buffer } },
     );
   }
-  if (cfg.unboundedBudget <= cfg.budget) {
+  if (cfg.unbounded_budget <= cfg.budget) {
     throw new LabError(
       'BAD_OPTION_VALUE',
-      `unbounded_budget=${cfg.unboundedBudget} must exceed budget=${cfg.budget}: it is the budget of the "budget lifted" evaluation (set --set unbounded_budget=N with N > ${cfg.budget})`,
-      { details: { field: 'unbounded_budget', value: cfg.unboundedBudget } },
+      `unbounded_budget=${cfg.unbounded_budget} must exceed budget=${cfg.budget}: it is the budget of the "budget lifted" evaluation (set --set unbounded_budget=N with N > ${cfg.budget})`,
+      { details: { field: 'unbounded_budget', value: cfg.unbounded_budget } },
     );
   }
 }
 
-function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
   const start = performance.now();
-  const config = parseConfig('truncation', TRUNCATION_OPTIONS, input); // run() may be called without the CLI
-  const cfg = tokenLabConfig(config);
   checkTruncationBudgets(cfg);
-  const mode = config.loss_agg_mode as LossAggMode;
+  const mode = cfg.loss_agg_mode;
 
   // --- arms: one per truncation policy ------------------------------------------------------------------
   const specs: ArmSpec[] = TRUNCATION_POLICIES.map((policy) => ({
@@ -94,7 +94,7 @@ function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunReco
   // --- measurements -------------------------------------------------------------------------------------
   const { arms, metrics } = armTable(results, (r) => {
     const e = r.evaluation;
-    const eu = r.evaluationUnbounded;
+    const eu = lifted(r);
     const t = pooledTraining(r);
     return {
       arm: r.spec.arm,
@@ -131,11 +131,11 @@ function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunReco
     experiment: 'truncation',
     seed: ctx.seed,
     version: VERSION,
-    config: config as Record<string, JsonValue>,
+    config: cfg,
     metrics,
     curves,
     tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
-    notes: [truncationConclusion(results, cfg.budget, cfg.unboundedBudget), ...truncationCaveats()],
+    notes: [truncationConclusion(results, cfg.budget, cfg.unbounded_budget), ...truncationCaveats()],
     plots: {
       success: { title: 'Training success (under the budget)', y: 'fraction of trajectories' },
       truncation_rate: { title: 'Truncated trajectories', y: 'fraction of trajectories' },
@@ -150,6 +150,20 @@ function runTruncation(input: Record<string, unknown>, ctx: RunContext): RunReco
   };
 }
 
+/** The budget-lifted evaluation of an arm (every truncation run has one: unbounded_budget is its option). */
+function lifted(r: ArmResult): EpisodeMeasures {
+  if (!r.evaluationUnbounded) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `arm ${r.spec.arm}: no budget-lifted evaluation (unbounded_budget unset)`,
+      {
+        details: { field: 'unbounded_budget' },
+      },
+    );
+  }
+  return r.evaluationUnbounded;
+}
+
 /** The closing sentence, drawn from the measured numbers. */
 export function truncationConclusion(
   results: readonly ArmResult[],
@@ -158,14 +172,14 @@ export function truncationConclusion(
 ): string {
   const parts = results.map(
     (r) =>
-      `${r.spec.arm}: verify ${fixed(r.evaluation.verifyRate, 3)}, truncated ${fixed(r.evaluation.truncationRate, 3)}, success ${fixed(r.evaluation.success, 3)} at budget ${budget} / ${fixed(r.evaluationUnbounded.success, 3)} at ${unbounded}`,
+      `${r.spec.arm}: verify ${fixed(r.evaluation.verifyRate, 3)}, truncated ${fixed(r.evaluation.truncationRate, 3)}, success ${fixed(r.evaluation.success, 3)} at budget ${budget} / ${fixed(lifted(r).success, 3)} at ${unbounded}`,
   );
   const sorted = [...results].sort((a, b) => b.evaluation.verifyRate - a.evaluation.verifyRate);
   const most = sorted[0];
   const least = sorted[sorted.length - 1];
   const gap =
     most && least
-      ? ` The policy verified most under ${most.spec.arm} (${fixed(most.evaluation.verifyRate, 3)}) and least under ${least.spec.arm} (${fixed(least.evaluation.verifyRate, 3)}); with the budget lifted that is a success gap of ${fixed(most.evaluationUnbounded.success - least.evaluationUnbounded.success, 3)}.`
+      ? ` The policy verified most under ${most.spec.arm} (${fixed(most.evaluation.verifyRate, 3)}) and least under ${least.spec.arm} (${fixed(least.evaluation.verifyRate, 3)}); with the budget lifted that is a success gap of ${fixed(lifted(most).success - lifted(least).success, 3)}.`
       : '';
   return `${parts.join('; ')}.${gap}`;
 }
@@ -177,7 +191,7 @@ function truncationCaveats(): string[] {
   ];
 }
 
-export const truncation: Experiment = {
+export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
   name: 'truncation',
   summary:
     'token-level env with a tight budget: zero-score vs drop vs mask vs soft overlong penalty for truncated trajectories',

@@ -5,16 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Summary } from '../core/stats.js';
-
-/** One `--set key=value` option: its zod schema (which also coerces), default and meaning. */
-export interface OptionSpec {
-  schema: z.ZodType;
-  default: unknown;
-  /** What it means, its unit and a typical range (shown by `labs list`). */
-  help: string;
-}
-
-export type OptionTable = Record<string, OptionSpec>;
+import type { OptionsSchema } from './options.js';
 
 /** Scalar or small JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -74,11 +65,15 @@ export interface RunContext {
   onProgress?: (done: number, total: number) => void;
 }
 
-export interface Experiment {
+/**
+ * An experiment: its options declared once (a zod object, see options.ts) and `run`, which receives
+ * the parsed snake_case config (`configOf` / `resolveConfig`: defaults filled, every value
+ * validated) and trusts it. Library callers use `runExperiment(experiment, partialConfig, ctx)`.
+ */
+export interface Experiment<S extends OptionsSchema = OptionsSchema> {
   name: string;
   /** One line for `labs list`. */
   summary: string;
-  options: OptionTable;
-  /** `config` holds every option of the table, validated and with defaults merged. */
-  run(config: Record<string, unknown>, ctx: RunContext): RunRecord | Promise<RunRecord>;
+  options: S;
+  run(config: z.output<S>, ctx: RunContext): RunRecord | Promise<RunRecord>;
 }

@@ -86,14 +86,19 @@ export interface AsyncLearnerOptions {
   operands?: OperandRange;
 }
 
+/**
+ * The learner's defaults, which the `rollout` experiment's options read (one source of defaults for
+ * the library and the CLI): the simulation's schedule (EVENT_SIM_DEFAULTS) and the agent
+ * experiment's K = 16, G = 8, 150 updates, lr 2.
+ */
 export const ASYNC_LEARNER_DEFAULTS = Object.freeze({
-  eta: 2,
+  eta: EVENT_SIM_DEFAULTS.eta,
   correction: 'none' as Correction,
   tisCap: 2,
   workers: EVENT_SIM_DEFAULTS.workers,
-  groupsPerBatch: 16,
+  groupsPerBatch: EVENT_SIM_DEFAULTS.groupsPerBatch,
   groupSize: 8,
-  updates: 150,
+  updates: EVENT_SIM_DEFAULTS.updates,
   trainStepTime: EVENT_SIM_DEFAULTS.trainStepTime,
   publishDelay: EVENT_SIM_DEFAULTS.publishDelay,
   secondsPerToken: 0.01,

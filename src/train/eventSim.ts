@@ -43,26 +43,31 @@ export interface EventSimOptions {
   eta?: number;
   /** `unbounded`/`admission`: drop at consumption any group with lag > dropBeyond; null keeps all. Default null. */
   dropBeyond?: number | null;
-  /** W concurrent rollout workers, each generating one group at a time. Default 16. */
+  /** W concurrent rollout workers, each generating one group at a time. Default 48 (see EVENT_SIM_DEFAULTS). */
   workers?: number;
   /** K groups consumed per trainer step. Default 16. */
   groupsPerBatch?: number;
   /** Number of trainer steps to simulate; the run ends when the last one finishes. Default 150. */
   updates?: number;
-  /** Simulated seconds per trainer step. Default 2. */
+  /** Simulated seconds per trainer step. Default 3 (see EVENT_SIM_DEFAULTS). */
   trainStepTime?: number;
   /** Simulated seconds from the end of a step until workers can load the new version. Default 0.5. */
   publishDelay?: number;
 }
 
+/**
+ * The defaults of the simulation, which the `rollout` experiment's options also use (one source): 48
+ * workers and a 3 s step make generation the bottleneck of `sync` (its batch waits for its slowest
+ * group) while the async trainer is busy most of the time, with K = 16 groups per step.
+ */
 export const EVENT_SIM_DEFAULTS: Required<EventSimOptions> = Object.freeze({
   mode: 'bounded',
   eta: 2,
   dropBeyond: null,
-  workers: 16,
+  workers: 48,
   groupsPerBatch: 16,
   updates: 150,
-  trainStepTime: 2,
+  trainStepTime: 3,
   publishDelay: 0.5,
 });
 

@@ -242,7 +242,7 @@ describe('HTML report in headless Chromium', () => {
 
   it('the real agent experiment (seed 7, and seeds 1..3): group kinds over updates and training success', async () => {
     const agent = await loadExperiment('agent');
-    const config = resolveConfig(agent.name, agent.options, []);
+    const config = resolveConfig(agent, []);
     const single = await agent.run(config, { seed: 7 });
     const html = join(OUT, 'agent-real-seed7.html');
     await writeHtmlReport([single], { html, png: null, sources: ['labs run --experiment agent --seed 7'] });

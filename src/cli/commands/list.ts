@@ -1,6 +1,26 @@
+/**
+ * `labs list`: every experiment with its options, generated from each experiment's options
+ * declaration (experiments/options.ts): key, default, unit, help and the accepted values read from
+ * the schema `--set` validates. `labs run -e NAME --help` prints the same block for one experiment.
+ */
+import { optionList } from '../../experiments/options.js';
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
+import type { Experiment } from '../../experiments/types.js';
 import { describeAccepted } from '../optionRange.js';
 import type { ParsedCli } from '../parse.js';
+
+/** One experiment's options as `labs list` lines: `--set key=default  help (unit) [accepts]`. */
+export function formatExperimentOptions(e: Experiment): string[] {
+  const lines = [`${e.name.padEnd(12)} ${e.summary}`];
+  for (const o of optionList(e.options)) {
+    const accepts = describeAccepted(o.schema);
+    const unit = o.unit ? ` (${o.unit})` : '';
+    lines.push(
+      `    --set ${`${o.key}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}${unit}${accepts ? ` [${accepts}]` : ''}`,
+    );
+  }
+  return lines;
+}
 
 export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): Promise<number> {
   const names = experimentNames();
@@ -10,9 +30,9 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
       name: e.name,
       summary: e.summary,
       options: Object.fromEntries(
-        Object.entries(e.options).map(([k, o]) => [
-          k,
-          { default: o.default, help: o.help, accepts: describeAccepted(o.schema) },
+        optionList(e.options).map((o) => [
+          o.key,
+          { default: o.default, help: o.help, unit: o.unit, accepts: describeAccepted(o.schema) },
         ]),
       ),
     }));
@@ -24,16 +44,7 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
     return 0;
   }
   const lines: string[] = [];
-  for (const e of experiments) {
-    lines.push(`${e.name.padEnd(12)} ${e.summary}`);
-    for (const [k, o] of Object.entries(e.options)) {
-      const accepts = describeAccepted(o.schema);
-      lines.push(
-        `    --set ${`${k}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}${accepts ? ` [${accepts}]` : ''}`,
-      );
-    }
-    lines.push('');
-  }
+  for (const e of experiments) lines.push(...formatExperimentOptions(e), '');
   lines.push(
     'run one with: labs run --experiment NAME [--seed N | --seeds A..B] [--set key=value]... [--json]',
   );

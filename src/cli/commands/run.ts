@@ -33,7 +33,7 @@ async function ensureWritableDir(dir: string, flag: string): Promise<void> {
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
-  const config = resolveConfig(experiment.name, experiment.options, p.sets);
+  const config = resolveConfig(experiment, p.sets);
   await ensureWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
   if (p.html) await ensureWritableDir(dirname(p.html), '--html');
   const progress = createProgress(

@@ -5,7 +5,7 @@ import type { RunRecord } from '../../experiments/types.js';
 import { formatAdvantage } from './advantage.js';
 
 describe('formatAdvantage', () => {
-  const record = advantage.run(resolveConfig('advantage', advantage.options, []), { seed: 7 }) as RunRecord;
+  const record = advantage.run(resolveConfig(advantage, []), { seed: 7 }) as RunRecord;
   const text = formatAdvantage(record);
   const lines = text.split('\n');
 

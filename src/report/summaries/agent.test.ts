@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agent } from '../../experiments/agent.js';
+import { runExperiment } from '../../experiments/options.js';
 import type { RunRecord } from '../../experiments/types.js';
 import { formatAgent, milestoneUpdates } from './agent.js';
 import { formatRecord } from './index.js';
@@ -12,7 +13,7 @@ describe('agent terminal summary', () => {
   });
 
   it('prints the tables, the init theory and ends with the before/after headline', async () => {
-    const rec = (await agent.run({ updates: 12, operand_min: 1 }, { seed: 4 })) as RunRecord;
+    const rec = (await runExperiment(agent, { updates: 12, operand_min: 1 }, { seed: 4 })) as RunRecord;
     const text = formatAgent(rec);
     expect(await formatRecord(rec)).toBe(text); // registered in the formatter table
     const last = text.split('\n').at(-1) ?? '';
@@ -32,7 +33,8 @@ describe('agent terminal summary', () => {
   });
 
   it('states the uniform baseline with the b = 0 wins when they matter (operands 0..1: 1.5/64)', async () => {
-    const rec = (await agent.run(
+    const rec = (await runExperiment(
+      agent,
       { updates: 2, operand_min: 0, operand_max: 1, eval_tasks: 10 },
       { seed: 4 },
     )) as RunRecord;
@@ -40,12 +42,13 @@ describe('agent terminal summary', () => {
     expect(formatAgent(rec).split('\n').at(-1)).toContain(
       '(uniform policy ≈ 0.023, 1/64 plus wrong-tool wins at b = 0)',
     );
-    const plain = (await agent.run({ updates: 2, eval_tasks: 10 }, { seed: 4 })) as RunRecord;
+    const plain = (await runExperiment(agent, { updates: 2, eval_tasks: 10 }, { seed: 4 })) as RunRecord;
     expect(formatAgent(plain).split('\n').at(-1)).toContain('(uniform policy 1/64 ≈ 0.016)');
   });
 
   it('with G = 1 shows the singleton column (rows sum to 1) and compares the failure rate, not all-wrong groups', async () => {
-    const rec = (await agent.run(
+    const rec = (await runExperiment(
+      agent,
       { group_size: 1, groups_per_update: 64, updates: 2, operand_min: 1, eval_tasks: 10 },
       { seed: 4 },
     )) as RunRecord;
