@@ -132,6 +132,19 @@ describe('rollout experiment', () => {
     );
   });
 
+  it('eval=greedy evaluates the argmax policy and says so (an option added by one declaration)', async () => {
+    const sampled = await run(1, { rows: 'sync' });
+    const greedy = await run(1, { rows: 'sync', eval: 'greedy' });
+    expect(sampled.config.eval).toBe('sample');
+    expect(greedy.config.eval).toBe('greedy');
+    expect(greedy.notes?.join(' ')).toContain(
+      'takes the greedy action of the final policy on each of the 50',
+    );
+    // Same trained table (same protocol_prob), evaluated two ways: the success differs.
+    expect(greedy.metrics['eval_success.sync']).not.toBe(sampled.metrics['eval_success.sync']);
+    expect(greedy.metrics['protocol_prob.sync']).toBe(sampled.metrics['protocol_prob.sync']);
+  });
+
   it('names length_max when it is below the 4-token floor per action (was an error about "min (4)")', async () => {
     await expect(run(1, { length_max: 3 })).rejects.toThrow(/length_max/);
     expect(rollout.options.shape.length_max.safeParse(4).success).toBe(true);

@@ -139,6 +139,11 @@ export const ROLLOUT_OPTIONS = defineOptions({
     TEACHING_ADVANTAGE.std,
     "group std of the GRPO advantage: 'population' (the course), 'unbiased' (verl), 'none'",
   ),
+  eval: option(
+    z.enum(['sample', 'greedy']),
+    'sample',
+    "held-out evaluation of each row's final policy: 'sample' actions (the course) or the 'greedy' argmax",
+  ),
   eval_tasks: option(int(1, 1_000_000), 400, 'held-out evaluation tasks (the agent experiment stream)'),
   operand_min: option(z.number().int(), DEFAULT_OPERANDS.operandMin, 'smallest operand'),
   operand_max: option(z.number().int(), DEFAULT_OPERANDS.operandMax, 'largest operand (inclusive)'),
@@ -226,7 +231,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
       streams(),
       (done) => ctx.onProgress?.(r * U + done, rows.length * U),
     );
-    const evaluation = evaluatePolicy(run.logits, evalTasks, root.fork('rollout/eval'), 'sample');
+    const evaluation = evaluatePolicy(run.logits, evalTasks, root.fork('rollout/eval'), cfg.eval);
     results.push({ spec, run, evalSuccess: evaluation.success });
   }
 
@@ -359,7 +364,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
       'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
       'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
       'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',
-      `eval_success samples the final policy once on each of the ${cfg.eval_tasks} held-out tasks (sampling sd ${Math.sqrt((0.97 * 0.03) / cfg.eval_tasks).toPrecision(2)} at a success of 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.`,
+      `eval_success ${cfg.eval === 'sample' ? 'samples the final policy once' : 'takes the greedy action of the final policy'} on each of the ${cfg.eval_tasks} held-out tasks (sampling sd ${Math.sqrt((0.97 * 0.03) / cfg.eval_tasks).toPrecision(2)} at a success of 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.`,
     ],
     plots: {
       lag_mean: { title: 'Version lag of consumed groups', y: 'versions (mean per step)' },
