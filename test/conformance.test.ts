@@ -12,16 +12,33 @@ const ALLOWED_UNSUPPORTED = new Set([
   'compute_multi_turn_optimal_token_baseline_advantage',
 ]);
 
+describe('verl golden vectors, supplement (mask_input, float32 near-constant GRPO groups)', () => {
+  const path = 'test/golden/verl-core-algos-supplement.json';
+  const result = runConformance(
+    parseGoldenFile(JSON.parse(readFileSync(path, 'utf8')), path),
+    allAdapters(),
+    path,
+  );
+
+  it('matches all 8 cases', () => {
+    const mismatches = result.cases
+      .filter((c) => c.status !== 'matched')
+      .map((c) => `${c.name}: ${c.status} ${c.detail ?? ''}`);
+    expect(mismatches).toEqual([]);
+    expect(result.matched).toBe(8);
+  });
+});
+
 describe('verl golden vectors', () => {
   const file = parseGoldenFile(JSON.parse(readFileSync('test/golden/verl-core-algos.json', 'utf8')));
   const result = runConformance(file, allAdapters());
 
-  it('has no mismatched case', () => {
+  it('has no mismatched case (196 matched)', () => {
     const mismatches = result.cases
       .filter((c) => c.status === 'mismatched')
       .map((c) => `${c.name}: ${c.detail}`);
     expect(mismatches).toEqual([]);
-    expect(result.matched).toBeGreaterThan(150);
+    expect(result.matched).toBe(196);
   });
 
   it('leaves unsupported only clip_cov / kl_cov and the optimal-token baselines', () => {

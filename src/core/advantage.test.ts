@@ -171,11 +171,28 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
   it('sums rewards over ALL positions, broadcasts x mask, returns the same object twice', () => {
     const { advantages, returns } = grpoAdvantage(rewards, mask, ['p', 'p', 'p'], shape);
     expect(returns).toBe(advantages);
-    // scores [1,1,0]: mean 2/3, unbiased var = (1/9+1/9+4/9)/2 = 1/3
-    const std = Math.sqrt(1 / 3);
-    const hi = Math.fround(1 / 3 / (std + 1e-6));
-    const lo = Math.fround(-2 / 3 / (std + 1e-6));
+    // scores [1,1,0]: verl's float32 mean fl32(2/3); torch.std sums squared deviations from it in
+    // float64, then fl32; a = fl32(fl32(s - mean) / fl32(std + fl32(1e-6))).
+    const f = Math.fround;
+    const mean = f(2 / 3);
+    const std = f(Math.sqrt((2 * (1 - mean) ** 2 + mean ** 2) / 2));
+    const den = f(std + f(1e-6));
+    const hi = f(f(1 - mean) / den);
+    const lo = f(f(0 - mean) / den);
     expect(Array.from(advantages)).toEqual([hi, hi, hi, 0, hi, hi, 0, 0, lo, 0, 0, 0]);
+  });
+
+  it("near-constant group: verl's float32 mean/std, not float64 (golden s_grpo_near_constant_float32)", () => {
+    // Scores 2, 2+u, 2, 2+2u with u = 2^-21 (one float32 ulp at 2). float32 sum 8+2^-19 (a tie
+    // rounded to even), mean 2+u: deviations -u, 0, -u, +u, std = u; verl gives -0.3228773 where the
+    // float64 statistics (mean 2+0.75u) give -0.2455.
+    const u = 2 ** -21;
+    const r = Float32Array.from([2, 2 + u, 2, 2 + 2 * u]);
+    const m = Float32Array.from([1, 1, 1, 1]);
+    const { advantages } = grpoAdvantage(r, m, ['g', 'g', 'g', 'g'], { rows: 4, cols: 1 });
+    expect(Array.from(advantages)).toEqual([-0.3228773, 0, -0.3228773, 0.3228773].map(Math.fround));
+    const f64 = grpoScalarAdvantages(Array.from(r), ['g', 'g', 'g', 'g']);
+    expect(f64[0]).toBeCloseTo(-0.245533, 5);
   });
 
   it('a zero mask entry gives +0 (never -0), even for a negative advantage', () => {

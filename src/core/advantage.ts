@@ -198,6 +198,83 @@ export function groupNormalize(
 }
 
 /**
+ * {@link groupNormalize} in verl's loop arithmetic (`compute_grpo_outcome_advantage` on float32
+ * tensors, torch 1.13 CPU), for float32 `scores`:
+ *  - `mean_g = torch.mean(torch.stack(scores of g))`: a float32 sum in row order, then `/ n` rounded
+ *    to float32 (torch's CPU mean is `sum(...).div_(n)`);
+ *  - `std_g = torch.std(...)` (full reduction, `std_var_all_cpu`): the squared deviations from that
+ *    float32 mean summed in float64, `/ (n − 1)` (`/ n` for 'population'), `sqrt`, rounded to float32;
+ *  - `a = fl32(fl32(s − mean_g) / fl32(std_g + fl32(eps)))` (`fl32(s − mean_g)` with std 'none').
+ * Why it matters: for a group whose scores differ by a few float32 ulps, the float32 mean is off the
+ * exact mean by a sizeable fraction of the spread, and std ≈ ulps ≈ eps, so float64 statistics give
+ * advantages far from verl's (-0.323 vs -0.246 on the supplement's golden case). An all-equal group whose
+ * float32 sum is exact (0/1 rewards, any dyadic value) gives exactly 0, as in verl.
+ * Order caveat: torch sums a contiguous float32 vector of 8 or more elements in SIMD lanes (order
+ * depends on the CPU); this uses row order, which is torch's order below 8 members. Singletons follow
+ * the rule (verl: mean 0, std 1, `s / fl32(1 + eps)`).
+ */
+export function groupNormalizeFloat32(
+  scores: ArrayLike<number>,
+  groups: GroupIds,
+  o: Required<GroupNormOptions>,
+  field = 'index',
+): Float64Array {
+  const f32 = Math.fround;
+  const G = groups.groups;
+  const ids = groups.ids;
+  const count = new Int32Array(G);
+  const sum = new Float32Array(G); // each store rounds the partial sum to float32, as torch's float32 sum
+  for (let i = 0; i < ids.length; i++) {
+    const g = ids[i] as number;
+    count[g] = (count[g] as number) + 1;
+    sum[g] = (sum[g] as number) + f32(scores[i] as number);
+  }
+  const mean = new Float32Array(G);
+  for (let g = 0; g < G; g++) mean[g] = (sum[g] as number) / (count[g] as number);
+  const sumSq = new Float64Array(G);
+  for (let i = 0; i < ids.length; i++) {
+    const g = ids[i] as number;
+    const d = f32(scores[i] as number) - (mean[g] as number);
+    sumSq[g] = (sumSq[g] as number) + d * d;
+  }
+  const epsF = f32(o.epsilon);
+  const denominator = new Float64Array(G);
+  for (let g = 0; g < G; g++) {
+    const n = count[g] as number;
+    if (n < 2) continue;
+    if (!Number.isFinite(mean[g] as number) || !Number.isFinite(sumSq[g] as number)) {
+      throw new LabError(
+        'NON_FINITE',
+        `scores: group ${JSON.stringify(groups.labels[g])} is too large for float32 statistics (its sum or squared deviations overflow)`,
+        { details: { field: 'scores', label: groups.labels[g] } },
+      );
+    }
+    const divisor = o.std === 'population' ? n : n - 1;
+    denominator[g] = f32(f32(Math.sqrt((sumSq[g] as number) / divisor)) + epsF);
+  }
+  const singletonDenominator = o.std === 'none' ? 1 : f32(1 + epsF);
+  const out = new Float64Array(ids.length);
+  for (let i = 0; i < out.length; i++) {
+    const g = ids[i] as number;
+    const s = f32(scores[i] as number);
+    if ((count[g] as number) === 1) {
+      if (o.singleton === 'error') throw singletonError(groups.labels[g] as GroupLabel, i, field);
+      out[i] = o.singleton === 'zero' ? 0 : f32(s / singletonDenominator);
+      continue;
+    }
+    const centred = f32(s - (mean[g] as number));
+    if (o.std === 'none' || centred === 0) {
+      out[i] = centred + 0; // never 0/0 on an all-equal group, even with epsilon 0
+    } else {
+      const a = f32(centred / (denominator[g] as number));
+      if (!Number.isFinite(a)) throw degenerateStdError(a, groups.labels[g] as GroupLabel, i);
+      out[i] = a;
+    }
+  }
+  return out;
+}
+
+/**
  * One scalar advantage per row from one score per row (length B), grouped by `index` with Python
  * equality (`"1"` ≠ `"01"`, `1` ≠ `"1"`). verl loop semantics by default:
  *   a = (s − mean_g)/(std_g + eps), std = torch.std (unbiased), eps = 1e-6;
@@ -231,9 +308,12 @@ export interface GrpoAdvantageOptions extends GroupNormOptions {
 
 /**
  * verl `compute_grpo_outcome_advantage` ("grpo"): `s_b = Σ_t token_level_rewards[b,t]` over ALL T
- * positions (a reward on a mask-0 position still counts), grouped by `index` (Python equality),
- * `a_b` from {@link grpoScalarAdvantages}, then `advantages[b,t] = a_b · m[b,t]` ([B,T] row-major,
- * float32; +0 where the mask is 0). `returns` is the same array object, as in verl.
+ * positions (a reward on a mask-0 position still counts; rounded to float32), grouped by `index`
+ * (Python equality), `a_b` in verl's float32 arithmetic ({@link groupNormalizeFloat32}: float32 group
+ * mean, torch.std about it, `(s − mean)/(std + eps)` rounded as torch does), then
+ * `advantages[b,t] = a_b · m[b,t]` ([B,T] row-major, float32; +0 where the mask is 0). On groups whose
+ * scores differ by a few float32 ulps this differs from the float64 {@link grpoScalarAdvantages}, as
+ * verl's float32 run differs from its float64 one. `returns` is the same array object, as in verl.
  * verl's `norm_adv_by_std_in_grpo=false` is `{ std: 'none' }`; `epsilon` is verl's `epsilon`;
  * `out` reuses a [B,T] buffer (it is then the returned array).
  * Errors: SHAPE_MISMATCH (shape, lengths, labels), NON_FINITE reward (row, token), BAD_MASK, BAD_VALUE label,
@@ -252,8 +332,9 @@ export function grpoAdvantage(
   checkLabels(index, shape.rows);
   const layout = scanMask(responseMask, shape);
   const scores = rowSums(tokenLevelRewards, shape);
+  for (let b = 0; b < scores.length; b++) scores[b] = Math.fround(scores[b] as number);
   const groups = factorizeLabels(index, shape.rows);
-  const perRow = groupNormalize(scores, groups, o);
+  const perRow = groupNormalizeFloat32(scores, groups, o);
   const advantages = broadcastRows(perRow, responseMask, shape, layout, out);
   return { advantages, returns: advantages };
 }

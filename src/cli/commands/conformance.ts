@@ -63,7 +63,7 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
       details: { file: p.file },
     });
   }
-  const result = runConformance(golden, allAdapters());
+  const result = runConformance(golden, allAdapters(), p.file);
   const compared = result.matched + result.mismatched + result.deviations;
   const summary = `${result.matched} matched, ${result.mismatched} mismatched, ${result.deviations} deviations, ${result.unsupported} unsupported`;
   if (p.json) {

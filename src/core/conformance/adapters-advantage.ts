@@ -194,11 +194,14 @@ const remax: Adapter = {
   },
 };
 
-/** The pass@k cases feed `config.index_input` and only the first len(index) rows (`config.rows`). */
+/**
+ * The pass@k cases feed `config.index_input` as `index` (the runner does) and pass only the first
+ * len(index) rows (`config.rows` says so in words).
+ */
 const grpoPassk: Adapter = {
+  configKeys: ['rows'],
   run(inputs, config) {
-    const indexKey = (config.index_input as string | undefined) ?? 'index';
-    const index = labels(inputs[indexKey], indexKey);
+    const index = labels(inputs.index, 'index');
     const { rewards, mask, shape } = batch(inputs, index.length);
     const std = stdFlag(algo(config).norm_adv_by_std_in_grpo);
     const epsilon = (args(config).epsilon as number | undefined) ?? PASSK_DEFAULTS.epsilon;

@@ -98,6 +98,9 @@ function clipOptionsFrom(ac: ActorConfig): VanillaLossOptions {
   return o;
 }
 
+/** Case-level config keys of the policy-loss cases: the aggregation mode and whether IS weights are passed. */
+const POLICY_LOSS_CONFIG_KEYS = ['loss_agg_mode', 'rollout_is_weights'] as const;
+
 /** The four standard inputs of every policy loss. */
 function policyInputs(inputs: Record<string, unknown>) {
   const old = matrix(inputs.old_log_prob, 'old_log_prob');
@@ -198,6 +201,7 @@ function rejectionFrom(args: Record<string, unknown>): { rolloutRs: string; thre
 
 export const lossAdapters: AdapterTable = {
   compute_policy_loss_clip_cov: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { ac, io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
       const pl = (ac.policy_loss ?? {}) as Record<string, number>;
@@ -213,6 +217,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_kl_cov: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { ac, io, common, lossAggMode } = otherLossSetup(inputs, config);
       const pl = (ac.policy_loss ?? {}) as Record<string, number>;
@@ -226,6 +231,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_bypass_mode: {
+    configKeys: [...POLICY_LOSS_CONFIG_KEYS, 'policy_loss.rollout_correction'],
     run(inputs, config) {
       const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
       const rc = (config['policy_loss.rollout_correction'] ?? {}) as Record<string, unknown>;
@@ -240,6 +246,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   'rollout_corr_helper.compute_rollout_correction_weights': {
+    configKeys: ['log_ratio'],
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
@@ -249,6 +256,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   'rollout_corr_helper.compute_rollout_rejection_mask': {
+    configKeys: ['log_ratio'],
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
@@ -284,6 +292,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   'AdaptiveKLController / FixedKLController': {
+    configKeys: ['kl_ctrl', 'updates(current_kl, n_steps)'],
     run(_inputs, config) {
       const k = config.kl_ctrl as { kl_coef: number; target_kl: number; horizon: number };
       const updates = config['updates(current_kl, n_steps)'] as [number, number][];
@@ -333,6 +342,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_gspo: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common } = otherLossSetup(inputs, config);
       const r = policyLossGspo(io.old, io.lp, io.adv, io.mask, io.shape, { ...clip, ...common });
@@ -340,6 +350,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_sapo: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { ac, io, common } = otherLossSetup(inputs, config);
       const r = policyLossSapo(io.old, io.lp, io.adv, io.mask, io.shape, {
@@ -351,6 +362,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_cispo: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
       const r = policyLossCispo(io.old, io.lp, io.adv, io.mask, io.shape, {
@@ -362,6 +374,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_geo_mean: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common } = otherLossSetup(inputs, config);
       const r = policyLossGeoMean(io.old, io.lp, io.adv, io.mask, io.shape, {
@@ -372,6 +385,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_gpg: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, common, lossAggMode } = otherLossSetup(inputs, config);
       const r = policyLossGpg(io.old, io.lp, io.adv, io.mask, io.shape, { ...common, lossAggMode });
@@ -379,6 +393,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   compute_policy_loss_reinforce: {
+    configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, common, lossAggMode } = otherLossSetup(inputs, config);
       const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
@@ -387,6 +402,7 @@ export const lossAdapters: AdapterTable = {
     },
   },
   agg_loss: {
+    maskArg: 'loss_mask',
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const x = matrix(inputs.loss_mat, 'loss_mat');
@@ -396,7 +412,7 @@ export const lossAdapters: AdapterTable = {
       };
     },
   },
-  compute_policy_loss_vanilla: { run: vanillaRun },
+  compute_policy_loss_vanilla: { configKeys: POLICY_LOSS_CONFIG_KEYS, run: vanillaRun },
   'compute_policy_loss (deprecated)': {
     run(inputs, config) {
       const args = (config.args ?? {}) as Record<string, unknown>;

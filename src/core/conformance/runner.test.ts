@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LabError } from '../errors.js';
 import { compareValues, resolveInputs, runConformance } from './runner.js';
-import type { AdapterTable, GoldenFile } from './types.js';
+import type { AdapterTable, GoldenCase, GoldenFile } from './types.js';
 
 const tol = { rel: 1e-5, abs: 1e-6 };
 
@@ -54,7 +54,7 @@ describe('runConformance', () => {
         outputs: { y: [6, 8] },
       },
       { name: 'dev', fn: 'double', inputs: { x: [0] }, config: { special: true }, outputs: { y: [1] } },
-      { name: 'other', fn: 'nope', inputs: {}, config: {}, outputs: {} },
+      { name: 'other', fn: 'nope', inputs: {}, config: {}, outputs: { y: [1] } },
     ],
   };
   const adapters: AdapterTable = {
@@ -64,6 +64,7 @@ describe('runConformance', () => {
         if (x.some((v) => v < 0)) throw new LabError('BAD_ARGUMENT', 'negative');
         return { y: x.map((v) => 2 * v) };
       },
+      configKeys: ['special'],
       deviation: (c) => (c.config.special ? 'on purpose' : null),
     },
   };
@@ -87,5 +88,87 @@ describe('runConformance', () => {
   it('resolves fixtures and arg_map', () => {
     const c = file.cases[5]!;
     expect(resolveInputs(c, file.fixtures)).toEqual({ x: [3, 4], y: [3, 4] });
+  });
+});
+
+describe('malformed cases are errors naming the file and the case', () => {
+  const adapters: AdapterTable = {
+    sum: {
+      maskArg: 'mask',
+      ignoreKeys: { note: 'not compared' },
+      run(inputs) {
+        const x = inputs.x as number[];
+        const m = inputs.mask as number[];
+        return { s: x.reduce((a, v, i) => a + v * (m[i] as number), 0), note: 'x' };
+      },
+    },
+  };
+  const base: GoldenCase = {
+    name: 'c1',
+    fn: 'sum',
+    inputs: { x: [1, 2, 4], mask: [1, 1, 1], mask_alt: [1, 0, 1] },
+    config: {},
+    outputs: { s: 7 },
+  };
+  const run = (c: Partial<GoldenCase>) =>
+    runConformance({ meta: {}, cases: [base, { ...base, name: 'bad', ...c }] }, adapters, 'g.json');
+  const fails = (c: Partial<GoldenCase>, problem: RegExp) => {
+    const err = (() => {
+      try {
+        run(c);
+      } catch (e) {
+        return e as LabError;
+      }
+      throw new Error('expected a LabError');
+    })();
+    expect(err).toBeInstanceOf(LabError);
+    expect(err.code).toBe('PARSE_ERROR');
+    expect(err.message).toMatch(/^g\.json: case 1 'bad' \(sum\): /);
+    expect(err.message).toMatch(problem);
+    expect(err.details).toMatchObject({ file: 'g.json', case: 'bad', row: 1 });
+  };
+
+  it('outputs {} (or only ignored keys) checks nothing: an error, never a pass', () => {
+    fails({ outputs: {} }, /checks nothing/);
+    fails({ outputs: { note: 'x' } }, /checks nothing/);
+  });
+
+  it('a case without outputs is an error naming the case (not a TypeError)', () => {
+    const { outputs: _o, ...noOutputs } = base;
+    expect(() => runConformance({ meta: {}, cases: [noOutputs as GoldenCase] }, adapters, 'g.json')).toThrow(
+      /g\.json: case 0 'c1' \(sum\): has no "outputs"/,
+    );
+    fails({ outputs: [1] }, /must be an object/);
+  });
+
+  it('an unsupported function with empty outputs is an error too', () => {
+    expect(() =>
+      runConformance({ meta: {}, cases: [{ ...base, fn: 'nope', outputs: {} }] }, adapters, 'g.json'),
+    ).toThrow(/case 0 'c1' \(nope\): "outputs" has no compared output/);
+  });
+
+  it('a config key the format does not document is an error naming the case', () => {
+    fails({ config: { mask_inptu: 'mask_alt' } }, /config key 'mask_inptu' is not in the golden format/);
+  });
+
+  it('config.mask_input feeds the adapter mask argument (maskArg); a missing input is an error', () => {
+    const r = run({ config: { mask_input: 'mask_alt' }, outputs: { s: 5 } });
+    expect(r.cases.map((c) => c.status)).toEqual(['matched', 'matched']);
+    const wrong = run({ config: { mask_input: 'mask_alt' }, outputs: { s: 7 } });
+    expect(wrong.cases[1]?.status).toBe('mismatched');
+    fails(
+      { config: { mask_input: 'nope' } },
+      /config\.mask_input names "nope", which is not one of the inputs/,
+    );
+  });
+
+  it('config.index_input feeds index; arg_map names must exist', () => {
+    const c: GoldenCase = {
+      ...base,
+      inputs: { ...base.inputs, idx2: ['a'] },
+      config: { index_input: 'idx2' },
+    };
+    expect(resolveInputs(c, undefined).index).toEqual(['a']);
+    fails({ config: { arg_map: { x: 'missing' } } }, /config\.arg_map\.x names "missing"/);
   });
 });

@@ -48,23 +48,118 @@ export function parseGoldenFile(data: unknown, source = 'golden file'): GoldenFi
   return file;
 }
 
-/** Replaces `{ "$fixture": NAME }` inputs by the fixture and applies `config.arg_map`. */
-export function resolveInputs(c: GoldenCase, fixtures: GoldenFile['fixtures']): Record<string, unknown> {
+/**
+ * The case-level `config` keys the golden format documents (meta.format.config and .inputs): `args`,
+ * `actor_config`, `algo_config`, and `arg_map` / `mask_input` / `index_input`, which name the inputs
+ * that feed an argument. An adapter may read more keys of its own function (`Adapter.configKeys`);
+ * any other key is an error naming the case, never silently ignored.
+ */
+export const GOLDEN_CONFIG_KEYS: readonly string[] = [
+  'args',
+  'actor_config',
+  'algo_config',
+  'arg_map',
+  'mask_input',
+  'index_input',
+];
+
+/** Where a case sits, for errors: `FILE: case I 'NAME' (FN)`. */
+function caseWhere(c: GoldenCase, i: number | undefined, source: string | undefined): string {
+  const at = `case ${i === undefined ? '' : `${i} `}'${c.name}' (${c.fn})`;
+  return source ? `${source}: ${at}` : at;
+}
+
+function caseError(c: GoldenCase, i: number | undefined, source: string | undefined, problem: string) {
+  return new LabError('PARSE_ERROR', `${caseWhere(c, i, source)}: ${problem}`, {
+    details: { ...(source ? { file: source } : {}), case: c.name, ...(i === undefined ? {} : { row: i }) },
+  });
+}
+
+/**
+ * Checks one case against the golden format before it runs (errors are PARSE_ERROR naming the file,
+ * the case index, name and function): `outputs` must be `{raises, message}` or an object with at least
+ * one output that is compared (a case that checks nothing would count as a pass); every `config` key
+ * must be in {@link GOLDEN_CONFIG_KEYS} or in the adapter's `configKeys`; `mask_input`, `index_input`
+ * and `arg_map` must name inputs that exist. An unsupported case (no adapter) is checked for outputs only.
+ */
+export function checkCase(
+  c: GoldenCase,
+  adapter: Adapter | undefined,
+  fixtures: GoldenFile['fixtures'],
+  index?: number,
+  source?: string,
+): void {
+  const fail = (problem: string) => caseError(c, index, source, problem);
+  const outputs = c.outputs;
+  if (outputs === undefined) throw fail('has no "outputs", so it checks nothing');
+  if (typeof outputs !== 'object' || outputs === null || Array.isArray(outputs)) {
+    throw fail(`"outputs" must be an object of named outputs, got ${JSON.stringify(outputs)}`);
+  }
+  if (!isRaise(outputs)) {
+    const compared = Object.keys(outputs).filter((k) => !(adapter?.ignoreKeys && k in adapter.ignoreKeys));
+    if (compared.length === 0) throw fail('"outputs" has no compared output, so it checks nothing');
+  }
+  if (!adapter) return;
+  const config = c.config ?? {};
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw fail(`"config" must be an object, got ${JSON.stringify(config)}`);
+  }
+  const own = adapter.configKeys ?? [];
+  for (const key of Object.keys(config)) {
+    if (!GOLDEN_CONFIG_KEYS.includes(key) && !own.includes(key)) {
+      throw fail(
+        `config key '${key}' is not in the golden format (known: ${[...GOLDEN_CONFIG_KEYS, ...own].join(', ')})`,
+      );
+    }
+  }
+  resolveInputs(c, fixtures, adapter, index, source);
+}
+
+/**
+ * The inputs a case's adapter receives: `{ "$fixture": NAME }` replaced by the fixture, then
+ * `config.arg_map` (`inputs[arg] = inputs[arg_map[arg]]`), `config.mask_input` (the input that feeds
+ * the function's mask argument, `adapter.maskArg`, default `response_mask`) and `config.index_input`
+ * (the input that feeds `index`) applied. Each must name an existing input (PARSE_ERROR naming the case).
+ */
+export function resolveInputs(
+  c: GoldenCase,
+  fixtures: GoldenFile['fixtures'],
+  adapter?: Adapter,
+  index?: number,
+  source?: string,
+): Record<string, unknown> {
+  const fail = (problem: string) => caseError(c, index, source, problem);
   const ref = (c.inputs as { $fixture?: unknown }).$fixture;
   let inputs: Record<string, unknown> = c.inputs;
   if (typeof ref === 'string') {
     const fx = fixtures?.[ref];
-    if (!fx)
-      throw new LabError('PARSE_ERROR', `case ${c.name}: unknown fixture '${ref}'`, {
-        details: { case: c.name },
-      });
+    if (!fx) throw fail(`unknown fixture '${ref}'`);
     inputs = { ...fx };
   }
-  const argMap = c.config?.arg_map as Record<string, string> | undefined;
-  if (argMap) {
-    const base = inputs;
+  const base = inputs;
+  const feed = (key: string, arg: string, from: unknown) => {
+    if (typeof from !== 'string' || !(from in base)) {
+      throw fail(`config.${key} names ${JSON.stringify(from)}, which is not one of the inputs`);
+    }
+    inputs[arg] = base[from];
+  };
+  const config = c.config ?? {};
+  const argMap = config.arg_map as Record<string, unknown> | undefined;
+  if (argMap !== undefined) {
+    if (typeof argMap !== 'object' || argMap === null) throw fail('config.arg_map must be an object');
     inputs = { ...inputs };
-    for (const [arg, key] of Object.entries(argMap)) inputs[arg] = base[key];
+    for (const [arg, key] of Object.entries(argMap)) feed(`arg_map.${arg}`, arg, key);
+  }
+  if (config.mask_input !== undefined) {
+    const maskArg = adapter?.maskArg ?? 'response_mask';
+    if (!(maskArg in base))
+      throw fail(`config.mask_input is set but the case has no '${maskArg}' input to replace`);
+    inputs = { ...inputs };
+    feed('mask_input', maskArg, config.mask_input);
+  }
+  if (config.index_input !== undefined) {
+    inputs = { ...inputs };
+    feed('index_input', 'index', config.index_input);
   }
   return inputs;
 }
@@ -160,7 +255,7 @@ export function runCase(
   const verlRefuses = isRaise(c.outputs) || containsNaN(c.outputs);
   let actual: Record<string, unknown>;
   try {
-    actual = adapter.run(resolveInputs(c, fixtures), c.config ?? {}, c);
+    actual = adapter.run(resolveInputs(c, fixtures, adapter), c.config ?? {}, c);
   } catch (e) {
     if (isLabError(e) && verlRefuses)
       return {
@@ -196,8 +291,15 @@ export function runCase(
   return { ...base, status: 'matched' };
 }
 
-/** Every case of `file` through {@link runCase} with `adapters[case.fn]`, plus the count per status. */
-export function runConformance(file: GoldenFile, adapters: AdapterTable): ConformanceResult {
+/**
+ * Every case of `file` through {@link runCase} with `adapters[case.fn]`, plus the count per status.
+ * Every case is first checked with {@link checkCase}: a malformed case (nothing to check, unknown config
+ * key, an input name that does not exist) throws a PARSE_ERROR naming `source`, the case index and name.
+ */
+export function runConformance(file: GoldenFile, adapters: AdapterTable, source?: string): ConformanceResult {
+  file.cases.forEach((c, i) => {
+    checkCase(c, adapters[c.fn], file.fixtures, i, source);
+  });
   const cases = file.cases.map((c) => runCase(c, adapters[c.fn], file.fixtures));
   const count = (s: CaseResult['status']) => cases.filter((r) => r.status === s).length;
   return {

@@ -24,7 +24,7 @@ export interface GoldenFile {
 /**
  * Maps one verl function onto the lab's kernels.
  * `run` receives the case's inputs with `{ "$fixture": NAME }` already replaced by the fixture's
- * entries and `config.arg_map` applied (`inputs[arg] = fixture[arg_map[arg]]`), and returns outputs
+ * entries and `config.arg_map` / `mask_input` / `index_input` applied (runner.resolveInputs), and returns outputs
  * keyed exactly like the golden `outputs` (numbers, nested arrays or typed arrays, nested dicts for
  * metrics). Where verl raises or returns NaN on a degenerate input, `run` throws a LabError.
  */
@@ -41,6 +41,13 @@ export interface Adapter {
    * `deviation`, not a mismatch), else null.
    */
   deviation?(c: GoldenCase): string | null;
+  /**
+   * Case-level `config` keys this function's cases carry beyond the format's own (`args`,
+   * `actor_config`, `algo_config`, `arg_map`, `mask_input`, `index_input`), e.g. `loss_agg_mode`.
+   */
+  configKeys?: readonly string[];
+  /** The input that `config.mask_input` replaces (verl's mask argument); default `response_mask`. */
+  maskArg?: string;
   /** Comparison tolerance; default rel 1e-5, abs 1e-6 (the file's meta). */
   tolerance?: { rel: number; abs: number };
 }
