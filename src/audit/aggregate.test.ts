@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectedAudit, type PlainRow } from '../../test/support/auditExpected.js';
 import { aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
 import { AuditAggregator, type AuditRow, tokenDenominators, zeroVariance } from './aggregate.js';
-import { expectedAudit, type PlainRow } from './testing.js';
 
 /** Dense ids as the reader assigns them: gid by (step, group), tid by task; rows ordered by gid. */
 function toAuditRows(rows: readonly PlainRow[]): AuditRow[] {

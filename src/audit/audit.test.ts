@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedAudit, type PlainRow } from '../../test/support/auditExpected.js';
 import { LabError } from '../core/errors.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
 import { AUDIT_DEFAULTS, runAudit } from './audit.js';
-import { expectedAudit, type PlainRow } from './testing.js';
 
 let dir: string;
 

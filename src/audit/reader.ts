@@ -13,7 +13,7 @@
  * line) or row (Parquet, 0-based row number); with `skipBadRows` it is dropped and counted instead.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { extname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import { type DuckSession, duckError, sqlIdent, sqlString } from './duckdb.js';
 import {
@@ -489,9 +489,4 @@ async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): 
 /** One line per located bad row, for warnings. */
 export function formatBadRows(rows: readonly BadRow[]): string[] {
   return rows.map((b) => `${describeBad(b)}: ${b.problem}`);
-}
-
-/** A display name for the dump (directory or file). */
-export function dumpLabel(files: readonly string[]): string {
-  return files.length === 1 ? basename(files[0] as string) : `${files.length} files`;
 }

@@ -1,20 +1,21 @@
-// End to end: HTML reports opened in real headless Chromium (Debian's package, never a downloaded
-// browser). Every plot must render with a data mark per curve, the page must make no request but
-// its own, and screenshots land in test-output/report/. Without /usr/bin/chromium this FAILS:
-// .ci/run installs it (`apt-get install -y chromium`).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+// End to end: HTML reports opened in real headless Chromium (the one shipped inside the
+// @sparticuz/chromium npm package, see test/support/browser.ts; never a downloaded browser). Every
+// plot must render with a data mark per curve, the page must make no request but its own, and
+// screenshots land in test-output/report/. When no browser can be launched this FAILS (beforeAll
+// throws), it never skips.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSeeds } from '../../src/experiments/multiSeed.js';
 import { resolveConfig } from '../../src/experiments/options.js';
 import { loadExperiment } from '../../src/experiments/registry.js';
 import type { RunRecord } from '../../src/experiments/types.js';
 import { writeHtmlReport } from '../../src/report/html.js';
+import { launchChromium } from '../support/browser.js';
 import { agentLikeMultiSeed, agentLikeRecord } from './syntheticRecords.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = resolve('test-output/report');
 
 interface FigureFacts {
@@ -126,16 +127,8 @@ function byFamily(figures: FigureFacts[], family: string): FigureFacts {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does)`,
-    );
-  }
   mkdirSync(OUT, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -268,5 +261,13 @@ describe('HTML report in headless Chromium', () => {
     expect(groups2.lineTitles).toEqual(['all_wrong', 'mixed', 'all_right']);
     expect(groups2.bandPaths).toBe(3);
     expect(byFamily(page2.figures, 'success').lineTitles).toContain('train');
+  });
+});
+
+describe('launchChromium (test/support/browser.ts)', () => {
+  it('rejects, naming the path, when no browser can be launched (so beforeAll fails, never skips)', async () => {
+    await expect(launchChromium('/nonexistent/chromium')).rejects.toThrow(
+      /cannot launch headless Chromium at \/nonexistent\/chromium: /,
+    );
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Test support for the audit (used only by the tests): an independent "pandas groupby" over plain
- * rows, written with nothing but loops and Maps, so audit results can be checked against numbers
- * that do not come from the audit's own code.
+ * Test support for the audit (tests only; outside src/, so it is not built into dist/): an
+ * independent "pandas groupby" over plain rows, written with nothing but loops and Maps, so audit
+ * results can be checked against numbers that do not come from the audit's own code.
  */
 
 export interface PlainRow {

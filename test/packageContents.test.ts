@@ -1,0 +1,74 @@
+// What the package ships: every runtime dependency is used, every module under src/ is reachable
+// from the entry points (so nothing test-only is built into dist/), and no module exports a value
+// nobody uses.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const isTest = (f: string) => f.endsWith('.test.ts');
+const sources = walk('src').filter((f) => !isTest(f));
+const text = new Map(sources.map((f) => [f, readFileSync(f, 'utf8')]));
+const IMPORT = /(?:import|export)[^'"]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g;
+
+function specifiers(file: string): string[] {
+  return [...(text.get(file) as string).matchAll(IMPORT)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+describe('package contents', () => {
+  it('every runtime dependency is imported by the shipped code', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string> };
+    const imported = new Set(
+      sources
+        .flatMap(specifiers)
+        .filter((s) => !s.startsWith('.'))
+        .map((s) =>
+          s
+            .split('/')
+            .slice(0, s.startsWith('@') ? 2 : 1)
+            .join('/'),
+        ),
+    );
+    expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d))).toEqual([]);
+  });
+
+  it('every module under src/ is reachable from src/index.ts or src/cli/main.ts (test helpers live in test/)', () => {
+    const seen = new Set<string>();
+    const queue = [join('src', 'index.ts'), join('src', 'cli', 'main.ts')];
+    while (queue.length > 0) {
+      const file = queue.pop() as string;
+      if (seen.has(file) || !text.has(file)) continue;
+      seen.add(file);
+      for (const s of specifiers(file)) {
+        if (s.startsWith('.')) queue.push(join(file, '..', s).replace(/\.js$/, '.ts'));
+      }
+    }
+    expect(sources.filter((f) => !seen.has(f))).toEqual([]);
+  });
+
+  it('no module exports a function or constant that nothing in src, test or bench uses', () => {
+    const everything = [...walk('src'), ...walk('test'), ...walk('bench')].map((f) => [
+      f,
+      readFileSync(f, 'utf8'),
+    ]) as [string, string][];
+    const unused: string[] = [];
+    for (const [file, body] of text) {
+      for (const m of body.matchAll(/^export (?:async )?(?:function|const|class|let) (\w+)/gm)) {
+        const name = m[1] as string;
+        const word = new RegExp(`\\b${name}\\b`, 'g');
+        const uses = everything.reduce(
+          (n, [f, t]) => n + (t.match(word)?.length ?? 0) - (f === file ? 1 : 0),
+          0,
+        );
+        if (uses === 0) unused.push(`${file}: ${name}`);
+      }
+    }
+    expect(unused).toEqual([]);
+  });
+});
