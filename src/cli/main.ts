@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /**
  * `labs` entry point: parse, dispatch, print, exit. The only place (with src/cli/commands) that
- * prints or exits. Errors become one clear line on stderr and exit code 1 (2 for usage errors);
- * `--debug` adds the stack.
+ * prints or exits. Errors become one line on stderr (errorOutput.ts) and exit code 2 for usage
+ * errors (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
  */
-import { isLabError } from '../core/errors.js';
+import { errorLine, exitCodeFor } from './errorOutput.js';
 import { parseCli } from './parse.js';
 
 /**
@@ -51,16 +51,10 @@ async function main(argv: string[]): Promise<number> {
         return await (await import('./commands/report.js')).reportCommand(parsed);
     }
   } catch (e) {
-    if (isLabError(e)) {
-      process.stderr.write(`labs: error [${e.code}]: ${e.message}\n`);
-      if (debug && e.stack) process.stderr.write(`${e.stack}\n`);
-      return e.code === 'BAD_CLI' ? 2 : 1;
-    }
-    const err = e as Error;
-    process.stderr.write(`labs: internal error: ${err?.message ?? String(e)}\n`);
-    if (debug && err?.stack) process.stderr.write(`${err.stack}\n`);
-    else process.stderr.write('(run again with --debug for the stack trace)\n');
-    return 1;
+    process.stderr.write(`${errorLine(e, debug)}\n`);
+    const stack = (e as Error)?.stack;
+    if (debug && stack) process.stderr.write(`${stack}\n`);
+    return exitCodeFor(e);
   }
 }
 
@@ -69,7 +63,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e) => {
-    process.stderr.write(`labs: ${String(e)}\n`);
-    process.exitCode = 1;
+    process.stderr.write(`${errorLine(e)}\n`);
+    process.exitCode = exitCodeFor(e);
   },
 );

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
+import { EXIT_CODES_HELP } from './errorOutput.js';
 
 const seedSchema = z.coerce
   .number()
@@ -142,7 +143,8 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       },
       outputError: () => {},
     })
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .addHelpText('afterAll', `\n${EXIT_CODES_HELP}\n`);
   const debugOf = () => Boolean(program.opts().debug);
 
   program
@@ -336,7 +338,7 @@ export function parseCli(argv: readonly string[]): ParsedCli {
   }
   if (!result) {
     // No subcommand: show the top-level help.
-    return { command: 'help', text: program.helpInformation(), debug };
+    return { command: 'help', text: `${program.helpInformation()}\n${EXIT_CODES_HELP}\n`, debug };
   }
   return result;
 }

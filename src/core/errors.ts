@@ -22,7 +22,7 @@ export type LabErrorCode =
   | 'UNKNOWN_MODE'
   /** A verl feature that verl itself rejects at this commit (e.g. the `k3+` KL names). */
   | 'NOT_SUPPORTED'
-  /** CLI: unknown command, option, experiment name or `--set` key, or an invalid value. */
+  /** CLI: unknown command, option, experiment name or `--set` key, or an invalid value (usage errors, exit 2). */
   | 'BAD_CLI'
   | 'UNKNOWN_EXPERIMENT'
   | 'UNKNOWN_OPTION'
@@ -36,6 +36,33 @@ export type LabErrorCode =
   | 'BAD_RECORD'
   /** A browser or other external program the command needs is missing. */
   | 'MISSING_DEPENDENCY';
+
+/**
+ * What kind of mistake each code reports, for the CLI's exit code: `usage` is anything wrong on the
+ * command line (unknown command, option, experiment or `--set` key, an option value out of its range,
+ * options that contradict each other): exit 2. `runtime` is a failure while running on valid
+ * arguments (input files, data, kernels): exit 1. One entry per code, so a new code must be classified.
+ */
+export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>> = Object.freeze({
+  BAD_CLI: 'usage',
+  UNKNOWN_EXPERIMENT: 'usage',
+  UNKNOWN_OPTION: 'usage',
+  BAD_OPTION_VALUE: 'usage',
+  SHAPE_MISMATCH: 'runtime',
+  NON_FINITE: 'runtime',
+  BAD_MASK: 'runtime',
+  EMPTY_MASK: 'runtime',
+  SINGLETON_GROUP: 'runtime',
+  BAD_ARGUMENT: 'runtime',
+  UNKNOWN_MODE: 'runtime',
+  NOT_SUPPORTED: 'runtime',
+  IO_ERROR: 'runtime',
+  PARSE_ERROR: 'runtime',
+  MISSING_COLUMN: 'runtime',
+  BAD_VALUE: 'runtime',
+  BAD_RECORD: 'runtime',
+  MISSING_DEPENDENCY: 'runtime',
+});
 
 export interface LabErrorOptions {
   cause?: unknown;

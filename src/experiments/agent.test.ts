@@ -116,7 +116,7 @@ describe('agent experiment: theory and knobs', () => {
   it('G = 1 with singleton=verl still learns (advantage r/(1+eps)); singleton=error refuses', async () => {
     const r = await run({ group_size: 1, updates: 50 }, 1);
     expect(r.metrics.protocol_success_probability_after as number).toBeGreaterThan(1 / 64);
-    expect(await codeOf(run({ group_size: 1, singleton: 'error', updates: 1 }, 1))).toBe('SINGLETON_GROUP');
+    expect(await codeOf(run({ group_size: 1, singleton: 'error', updates: 1 }, 1))).toBe('BAD_OPTION_VALUE');
   });
 
   it('held-out tasks and the before-eval do not depend on the training config', async () => {
@@ -132,7 +132,7 @@ describe('agent experiment: theory and knobs', () => {
     expect(await codeOf(run({ lr: -1 }, 1))).toBe('BAD_OPTION_VALUE');
     expect(await codeOf(run({ group_size: 2.5 }, 1))).toBe('BAD_OPTION_VALUE');
     expect(await codeOf(run({ bogus: 1 }, 1))).toBe('UNKNOWN_OPTION');
-    expect(await codeOf(run({ operand_min: 5, operand_max: 4 }, 1))).toBe('BAD_ARGUMENT');
+    expect(await codeOf(run({ operand_min: 5, operand_max: 4 }, 1))).toBe('BAD_OPTION_VALUE');
   });
 
   it('an lr so large that a logit overflows is an error naming lr and the update', async () => {

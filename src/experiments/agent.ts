@@ -38,7 +38,7 @@ import {
   reinforceGradient,
   updateDiagnostics,
 } from '../train/groupReinforce.js';
-import { defineOptions, option } from './options.js';
+import { asOptionError, defineOptions, option } from './options.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -112,7 +112,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
   const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
-  checkOperandRange(range);
+  asOptionError(() => checkOperandRange(range));
   if (K * G > MAX_AGENT_BATCH) {
     throw new LabError(
       'BAD_OPTION_VALUE',
@@ -122,7 +122,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
   }
   if (G === 1 && cfg.singleton === 'error') {
     throw new LabError(
-      'SINGLETON_GROUP',
+      'BAD_OPTION_VALUE',
       "group_size=1 makes every group a singleton and singleton='error' refuses them: use singleton=verl|zero or group_size >= 2",
       { details: { field: 'singleton' } },
     );

@@ -95,11 +95,13 @@ export function defaultConfig<S extends OptionsSchema>(experiment: Experiment<S>
  * The validated config of `experiment` from a partial `input`: missing options get their defaults,
  * every value is checked by its schema. The one validation of options, for the CLI and the library.
  * Errors: UNKNOWN_OPTION for a key the experiment does not have (the message lists the known keys);
- * BAD_OPTION_VALUE `<experiment>: option <key>=<value>: <reason>` for a value outside its range.
+ * BAD_OPTION_VALUE `<experiment>: option <key>=<value>: <reason>` for a value outside its range
+ * (`typed` holds the values' text as typed on the command line, shown instead of their JSON).
  */
 export function configOf<S extends OptionsSchema>(
   experiment: Experiment<S>,
   input: Partial<z.input<S>> | Record<string, unknown>,
+  typed: Readonly<Record<string, string>> = {},
 ): z.output<S> {
   const parsed = experiment.options.safeParse(input);
   if (parsed.success) return parsed.data;
@@ -112,16 +114,18 @@ export function configOf<S extends OptionsSchema>(
     });
   }
   const key = issue.path.map(String).join('.') || '?';
-  const value = (input as Record<string, unknown>)[String(issue.path[0])];
+  const top = String(issue.path[0]);
+  // The value as the user typed it (`--set lr=1e309`); JSON.stringify would show Infinity as null.
+  const shown = Object.hasOwn(typed, top)
+    ? typed[top]
+    : JSON.stringify((input as Record<string, unknown>)[top]);
   const reasons = parsed.error.issues
     .filter((i) => String(i.path[0]) === String(issue.path[0]))
     .map((i) => i.message)
     .join('; ');
-  throw new LabError(
-    'BAD_OPTION_VALUE',
-    `${experiment.name}: option ${key}=${JSON.stringify(value)}: ${reasons}`,
-    { details: { field: key, key } },
-  );
+  throw new LabError('BAD_OPTION_VALUE', `${experiment.name}: option ${key}=${shown}: ${reasons}`, {
+    details: { field: key, key },
+  });
 }
 
 /** Runs `experiment` on `input` (a partial config; defaults fill the rest) after {@link configOf}. */
@@ -133,8 +137,28 @@ export function runExperiment<S extends OptionsSchema>(
   return experiment.run(configOf(experiment, input), ctx);
 }
 
-/** Parses `key=value`; the value is read as JSON when it is valid JSON (numbers, booleans, arrays), else as a string. */
-export function parseSetPair(pair: string): [string, unknown] {
+/**
+ * Runs a check of an experiment's options (e.g. an environment's range check) and reports its
+ * failure as BAD_OPTION_VALUE (a usage error: the command line asked for it), keeping the message,
+ * details and cause.
+ */
+export function asOptionError<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (!(e instanceof LabError) || e.code === 'BAD_OPTION_VALUE') throw e;
+    throw new LabError('BAD_OPTION_VALUE', e.message, {
+      cause: e,
+      ...(e.details ? { details: e.details } : {}),
+    });
+  }
+}
+
+/**
+ * Parses `key=value`; the value is read as JSON when it is valid JSON (numbers, booleans, arrays),
+ * else as a string. The third element is the value's text as typed, for messages.
+ */
+export function parseSetPair(pair: string): [string, unknown, string] {
   const eq = pair.indexOf('=');
   if (eq <= 0) {
     throw new LabError('BAD_CLI', `--set expects key=value, got '${pair}'`, {
@@ -151,7 +175,7 @@ export function parseSetPair(pair: string): [string, unknown] {
       value = raw;
     }
   }
-  return [key, value];
+  return [key, value, raw];
 }
 
 /**
@@ -163,13 +187,15 @@ export function resolveConfig<S extends OptionsSchema>(
   sets: readonly string[],
 ): z.output<S> {
   const input: Record<string, unknown> = {};
+  const typed: Record<string, string> = {};
   const shape = experiment.options.shape as OptionShape;
   for (const pair of sets) {
-    const [key, value] = parseSetPair(pair);
+    const [key, value, text] = parseSetPair(pair);
+    typed[key] = text;
     const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     const inner = field?.unwrap();
     const textual = inner instanceof z.ZodEnum || inner instanceof z.ZodString;
     input[key] = textual && typeof value !== 'string' ? String(value) : value;
   }
-  return configOf(experiment, input);
+  return configOf(experiment, input, typed);
 }

@@ -45,7 +45,7 @@ import { evaluatePolicy } from '../train/evaluate.js';
 import type { RolloutMode } from '../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../train/generationLength.js';
 import { TEACHING_ADVANTAGE } from '../train/groupReinforce.js';
-import { defineOptions, option } from './options.js';
+import { asOptionError, defineOptions, option } from './options.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -187,7 +187,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
   const start = performance.now();
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
-  checkOperandRange(operands);
+  asOptionError(() => checkOperandRange(operands));
   const held = (cfg.workers + cfg.groups_per_update) * cfg.group_size;
   if (held > MAX_ROLLOUT_EPISODES) {
     throw new LabError(

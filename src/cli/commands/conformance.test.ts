@@ -55,12 +55,32 @@ describe('labs conformance', () => {
 
   it('exits 1 when every case is unsupported: nothing was compared', async () => {
     const file = await golden({
-      cases: [{ name: 'c0', fn: 'compute_not_a_verl_function', inputs: {}, outputs: {} }],
+      cases: [{ name: 'c0', fn: 'compute_not_a_verl_function', inputs: {}, outputs: { y: 1 } }],
     });
     const { code, out } = await run(file);
     expect(code).toBe(1);
     expect(out).toContain('0 matched, 0 mismatched, 0 deviations, 1 unsupported');
     expect(out).toContain('no case was compared');
+  });
+
+  it.each([
+    [{}, /"outputs" has no compared output, so it checks nothing/],
+    [undefined, /has no "outputs", so it checks nothing/],
+  ])('a case with outputs %j is an error naming file and case, never a pass', async (outputs, problem) => {
+    const good = {
+      name: 'ok',
+      fn: 'agg_loss',
+      inputs: { loss_mat: [[1, 2]], loss_mask: [[1, 1]] },
+      config: { args: { loss_agg_mode: 'token-mean' } },
+      outputs: { loss: 1.5 },
+    };
+    const file = await golden({ meta: {}, cases: [good, { ...good, name: 'empty', outputs }] });
+    await expect(run(file)).rejects.toMatchObject({
+      code: 'PARSE_ERROR',
+      message: expect.stringMatching(
+        new RegExp(`^${file}: case 1 'empty' \\(agg_loss\\): ${problem.source}`),
+      ),
+    });
   });
 
   it('does not flag the repository golden file, whose cases are compared', async () => {

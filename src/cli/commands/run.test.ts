@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,8 @@ describe('labs run output checks', () => {
         code: 'IO_ERROR',
         message: expect.stringContaining('--html'),
       });
+      // The refused run left nothing behind: --out's directory was never created.
+      expect(existsSync(join(dir, 'out'))).toBe(false);
     } finally {
       write.mockRestore();
     }

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { access, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
@@ -12,30 +12,45 @@ import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 
 /**
- * Creates `dir` and checks it is a writable directory before anything runs, so a bad `--out` (a file,
- * a read-only place) fails in a second instead of after the run, losing it.
+ * Checks, without creating anything, that `dir` could be created and written: it is a writable
+ * directory, or its nearest existing ancestor is. A bad `--out`/`--html` (a file in the way, a
+ * read-only place) then fails in a second instead of after the run, and a run that is refused or
+ * interrupted (Ctrl-C) leaves no empty directory behind: directories are made when the record and
+ * the report are written.
  */
-async function ensureWritableDir(dir: string, flag: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-    await access(dir, constants.W_OK);
-  } catch (e) {
-    throw new LabError(
-      'IO_ERROR',
-      `${flag} ${dir}: cannot write there (${(e as Error).message}); nothing was run`,
-      {
-        cause: e,
-        details: { field: flag, file: dir },
-      },
-    );
+async function checkWritableDir(dir: string, flag: string): Promise<void> {
+  const fail = (why: string, cause?: unknown) =>
+    new LabError('IO_ERROR', `${flag} ${dir}: cannot write there (${why}); nothing was run`, {
+      cause,
+      details: { field: flag, file: dir },
+    });
+  let path = resolve(dir);
+  for (;;) {
+    let isDir: boolean;
+    try {
+      isDir = (await stat(path)).isDirectory();
+    } catch (e) {
+      const parent = dirname(path);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path)
+        throw fail((e as Error).message, e);
+      path = parent;
+      continue;
+    }
+    if (!isDir) throw fail(`${path} is not a directory`);
+    try {
+      await access(path, constants.W_OK);
+    } catch (e) {
+      throw fail((e as Error).message, e);
+    }
+    return;
   }
 }
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
   const config = resolveConfig(experiment, p.sets);
-  await ensureWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
-  if (p.html) await ensureWritableDir(dirname(p.html), '--html');
+  await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
+  if (p.html) await checkWritableDir(dirname(p.html), '--html');
   const progress = createProgress(
     p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
     p.progress,
