@@ -1,0 +1,53 @@
+/**
+ * `npm run fixtures`: regenerates the regression fixture records, one per experiment, that
+ * `npm test` compares (test/records.test.ts). Run it only after a deliberate change of results
+ * (a new default, a fixed bug), and say in the commit which numbers moved and why.
+ *
+ *   npm run fixtures                 # every experiment
+ *   npm run fixtures -- agent mask   # some
+ *
+ * Location: test/fixtures/records/<experiment>.json (agent, rollout, advantage, mask, aggregation,
+ * truncation). Format (JSON, `format: 1`):
+ *   experiment  name, as `labs run --experiment`
+ *   tolerance   { relative, absolute }: numbers match when |a - b| <= absolute + relative x max(|a|, |b|)
+ *   defaults    every option's default (the config `labs run` uses with no --set); compared exactly
+ *   overrides   the small config: options set on top of the defaults (short run, small evaluation)
+ *   seeds       the seeds run
+ *   runs        per seed: { seed, metrics, tables } exactly as in the RunRecord of
+ *               `labs run --experiment <experiment> --seed <seed> --set k=v ... --json`
+ *               for the overrides (non-finite numbers written as the strings 'NaN', 'Infinity')
+ * Curves, notes and timing are not stored.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { JsonValue } from '../src/experiments/types.js';
+import { toJson } from '../src/report/records.js';
+import { buildFixture, FIXTURE_DIR } from '../test/support/fixtureRecords.js';
+
+/** The small config of each experiment: short enough that all six compare in seconds. */
+const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: number[] }> = {
+  agent: { overrides: { updates: 20, eval_tasks: 100 }, seeds: [1, 2] },
+  rollout: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
+  advantage: { overrides: {}, seeds: [1, 2] },
+  mask: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
+  aggregation: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
+  truncation: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
+};
+
+const wanted = process.argv.slice(2);
+const names = wanted.length ? wanted : Object.keys(SMALL);
+mkdirSync(FIXTURE_DIR, { recursive: true });
+for (const name of names) {
+  const small = SMALL[name];
+  if (!small) {
+    process.stderr.write(`fixtures: unknown experiment '${name}'; known: ${Object.keys(SMALL).join(', ')}\n`);
+    process.exit(2);
+  }
+  const start = performance.now();
+  const fixture = await buildFixture(name, small.overrides, small.seeds);
+  const path = join(FIXTURE_DIR, `${name}.json`);
+  writeFileSync(path, `${toJson(fixture)}\n`);
+  process.stdout.write(
+    `${path}: ${small.seeds.length} runs in ${(performance.now() - start).toFixed(0)} ms\n`,
+  );
+}
