@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { advantage, closedFormAdvantage, EXERCISE_BATCH, layoutBatch } from './advantage.js';
 import { resolveConfig, runExperiment } from './options.js';
@@ -73,8 +73,12 @@ describe('layoutBatch', () => {
 });
 
 describe('advantage experiment', () => {
-  const rec = run();
-  const groups = rec.tables.groups as Row[];
+  let rec: RunRecord;
+  let groups: Row[];
+  beforeAll(() => {
+    rec = run();
+    groups = rec.tables.groups as Row[];
+  });
 
   it('covers all-wrong, all-right, mixed and singleton groups', () => {
     const kinds = new Set(groups.filter((g) => g.batch === 'exercise').map((g) => g.kind));

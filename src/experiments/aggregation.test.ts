@@ -1,13 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
 import { aggregation } from './aggregation.js';
-import { resolveConfig, runExperiment } from './options.js';
+import { resolveConfig } from './options.js';
+import type { JsonValue, RunRecord } from './types.js';
 
-describe('aggregation experiment', async () => {
-  const r = await runExperiment(aggregation, resolveConfig(aggregation, ['updates=30', 'eval_tasks=100']), {
-    seed: 7,
+describe('aggregation experiment', () => {
+  let r: RunRecord;
+  let arms: Record<string, JsonValue>[];
+  beforeAll(async () => {
+    r = await aggregation.run(resolveConfig(aggregation, ['updates=30', 'eval_tasks=100']), { seed: 7 });
+    arms = r.tables.arms ?? [];
   });
-  const arms = r.tables.arms ?? [];
 
   it('has one row per verl mode with eval_success, failed_mean_length and success_mean_length', () => {
     expect(arms.map((a) => a.arm)).toEqual([...LOSS_AGG_MODES]);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mask } from './mask.js';
 import { resolveConfig, runExperiment } from './options.js';
 import type { RunRecord } from './types.js';
@@ -9,8 +9,11 @@ async function run(seed: number, extra: string[] = []): Promise<RunRecord> {
   return mask.run(resolveConfig(mask, [...sets, ...extra]), { seed });
 }
 
-describe('mask experiment', async () => {
-  const seven = await run(7);
+describe('mask experiment', () => {
+  let seven: RunRecord;
+  beforeAll(async () => {
+    seven = await run(7);
+  });
 
   it('records one row per arm with eval_success and observation_token_action_rate, flat per-arm metrics and curves', async () => {
     const r = seven;

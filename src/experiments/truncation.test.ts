@@ -1,12 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, runExperiment } from './options.js';
 import { overlongPenalty } from './tokenLab.js';
 import { truncation } from './truncation.js';
+import type { JsonValue, RunRecord } from './types.js';
 
-describe('truncation experiment', async () => {
+describe('truncation experiment', () => {
   const config = resolveConfig(truncation, ['updates=30', 'eval_tasks=100']);
-  const r = await truncation.run(config, { seed: 7 });
-  const arms = r.tables.arms ?? [];
+  let r: RunRecord;
+  let arms: Record<string, JsonValue>[];
+  beforeAll(async () => {
+    r = await truncation.run(config, { seed: 7 });
+    arms = r.tables.arms ?? [];
+  });
 
   it('defaults to a budget of 25 tokens and has one row per truncation policy', () => {
     expect(config.budget).toBe(25);

@@ -1,13 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { advantage } from '../../experiments/advantage.js';
 import { resolveConfig } from '../../experiments/options.js';
 import type { RunRecord } from '../../experiments/types.js';
 import { formatAdvantage } from './advantage.js';
 
 describe('formatAdvantage', () => {
-  const record = advantage.run(resolveConfig(advantage, []), { seed: 7 }) as RunRecord;
-  const text = formatAdvantage(record);
-  const lines = text.split('\n');
+  let record: RunRecord;
+  let text: string;
+  let lines: string[];
+  beforeAll(() => {
+    record = advantage.run(resolveConfig(advantage, []), { seed: 7 }) as RunRecord;
+    text = formatAdvantage(record);
+    lines = text.split('\n');
+  });
 
   it('marks the columns that differ from verl and the conventions that refuse a group of one', () => {
     const singleton = lines.find((l) => l.startsWith('u5 ')) as string;
