@@ -21,9 +21,9 @@ export async function run(): Promise<BenchRow[]> {
   }
   const spec = {
     arm: 'a',
-    maskRule: 'model-tokens',
+    maskRule: 'model_tokens',
     lossAggMode: 'token-mean',
-    truncation: 'zero-score',
+    truncation: 'zero_score',
   } as const;
   const one = TOKEN_LAB_OPTIONS.parse({ updates: 1, eval_tasks: 1 });
   const ms = timeMedian(() => void runTokenArm(spec, one, 7), 15, 3);

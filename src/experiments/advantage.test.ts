@@ -127,7 +127,7 @@ describe('advantage experiment', () => {
       ).toBeLessThan(1e-6);
     }
     expect(rec.metrics.misindexed_rows_zero_to_nonzero).toBe(8);
-    const merged = groups.find((g) => g.batch === 'mis-indexed') as Row;
+    const merged = groups.find((g) => g.batch === 'mis_indexed') as Row;
     expect(merged.tasks).toEqual(['add 17+25', 'sub 40-13']);
   });
 

@@ -373,7 +373,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
 
   // 2. The same batch with the easy task's uid overwritten by the hard task's.
   const misLabels = labels.map((l) => (l === MISINDEXED_GROUP.from ? MISINDEXED_GROUP.to : l));
-  const mis = compareGroups('mis-indexed', batch, misLabels, layout, eps);
+  const mis = compareGroups('mis_indexed', batch, misLabels, layout, eps);
   const misRows = batch
     .map((t, b) => ({
       row: b,
@@ -582,7 +582,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
         maskFlip.map((r) => [r.mode as string, r.denominator_flipped_mask as number]),
       ),
       ...Object.fromEntries(
-        maskFlip.map((r) => [`loss_change_${r.mode as string}`, r.loss_change as number]),
+        maskFlip.map((r) => [`loss_change.${r.mode as string}`, r.loss_change as number]),
       ),
       tool_tokens_with_gradient_correct_mask: toolTokensWithGradient,
       tool_tokens_newly_with_gradient: newlyGradientTokens,
@@ -593,7 +593,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
       misindexed: misRows,
       mask_flip: maskFlip,
       gradient_tokens: gradientRows,
-      per_task: [...perTask('exercise', main.groups), ...perTask('mis-indexed', mis.groups)],
+      per_task: [...perTask('exercise', main.groups), ...perTask('mis_indexed', mis.groups)],
       trajectories,
     },
     notes: [

@@ -17,7 +17,7 @@ describe('aggregation experiment', () => {
     for (const a of arms) {
       for (const k of ['eval_success', 'failed_mean_length', 'success_mean_length'])
         expect(typeof a[k]).toBe('number');
-      expect(r.metrics[`${a.arm}.failed_mean_length`]).toBe(a.failed_mean_length);
+      expect(r.metrics[`failed_mean_length.${a.arm}`]).toBe(a.failed_mean_length);
     }
     expect(r.curves['failed_length.seq-mean-token-mean']).toHaveLength(30);
   });

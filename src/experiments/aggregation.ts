@@ -16,21 +16,9 @@
 
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
-import {
-  type ArmResult,
-  type ArmSpec,
-  armCurves,
-  armTable,
-  fixed,
-  lateMean,
-  overallMean,
-  pairedDifferences,
-  pooledTraining,
-  round6,
-  runArms,
-  TOKEN_LAB_OPTIONS,
-  TRUNCATION_ONLY,
-} from './tokenLab.js';
+import { armCurves, armTable, fixed, pairedDifferences, round6 } from './armReport.js';
+import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from './tokenLab.js';
+import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from './tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -46,9 +34,9 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
   const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
     arm: mode,
-    maskRule: 'model-tokens',
+    maskRule: 'model_tokens',
     lossAggMode: mode,
-    truncation: 'zero-score',
+    truncation: 'zero_score',
   }));
 
   // --- training ---------------------------------------------------------------------------------------

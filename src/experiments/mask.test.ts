@@ -23,7 +23,7 @@ describe('mask experiment', () => {
       expect(typeof a.eval_success).toBe('number');
       expect(typeof a.observation_token_action_rate).toBe('number');
     }
-    expect(r.metrics['flipped.observation_token_action_rate']).toBe(arms[1]?.observation_token_action_rate);
+    expect(r.metrics['observation_token_action_rate.flipped']).toBe(arms[1]?.observation_token_action_rate);
     expect(r.curves.update).toHaveLength(40);
     // The caveat names the eval size actually used (it said 400 whatever eval_tasks was).
     expect(r.notes?.join(' ')).toContain('measured on 200 held-out tasks');
@@ -50,12 +50,12 @@ describe('mask experiment', () => {
 
   it('training on environment tokens makes the policy emit observation tokens (seed 7, 40 updates)', async () => {
     const r = seven;
-    const c = r.metrics['correct.observation_token_action_rate'] as number;
-    const f = r.metrics['flipped.observation_token_action_rate'] as number;
+    const c = r.metrics['observation_token_action_rate.correct'] as number;
+    const f = r.metrics['observation_token_action_rate.flipped'] as number;
     // identical streams: if the mask had no effect the two numbers would be equal
     expect(f).toBeGreaterThan(c + 0.01);
-    expect(r.metrics['flipped.mean_loss_denominator']).toBeGreaterThan(
-      r.metrics['correct.mean_loss_denominator'] as number,
+    expect(r.metrics['mean_loss_denominator.flipped']).toBeGreaterThan(
+      r.metrics['mean_loss_denominator.correct'] as number,
     );
   });
 

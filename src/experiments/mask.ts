@@ -16,22 +16,18 @@
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
-import { option } from './options.js';
 import {
-  type ArmResult,
-  type ArmSpec,
   armCurves,
   armTable,
   fixed,
   pairedDifferences,
   percent,
-  pooledTraining,
   round6,
-  runArms,
-  TOKEN_LAB_OPTIONS,
-  TRUNCATION_ONLY,
   trajectoryAccounting,
-} from './tokenLab.js';
+} from './armReport.js';
+import { option } from './options.js';
+import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from './tokenLab.js';
+import { type ArmResult, type ArmSpec, pooledTraining } from './tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -53,8 +49,8 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
 
   // --- arms -----------------------------------------------------------------------------------------
   const specs: ArmSpec[] = [
-    { arm: 'correct', maskRule: 'model-tokens', lossAggMode: mode, truncation: 'zero-score' },
-    { arm: 'flipped', maskRule: 'all-tokens', lossAggMode: mode, truncation: 'zero-score' },
+    { arm: 'correct', maskRule: 'model_tokens', lossAggMode: mode, truncation: 'zero_score' },
+    { arm: 'flipped', maskRule: 'all_tokens', lossAggMode: mode, truncation: 'zero_score' },
   ];
 
   // --- training ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, runExperiment } from './options.js';
-import { overlongPenalty } from './tokenLab.js';
 import { truncation } from './truncation.js';
+import { overlongPenalty } from './truncationPolicy.js';
 import type { JsonValue, RunRecord } from './types.js';
 
 describe('truncation experiment', () => {
@@ -15,27 +15,27 @@ describe('truncation experiment', () => {
 
   it('defaults to a budget of 25 tokens and has one row per truncation policy', () => {
     expect(config.budget).toBe(25);
-    expect(arms.map((a) => a.arm)).toEqual(['zero-score', 'drop', 'mask', 'soft-penalty']);
+    expect(arms.map((a) => a.arm)).toEqual(['zero_score', 'drop', 'mask', 'soft_penalty']);
     for (const a of arms) {
       for (const k of ['eval_success', 'truncation_rate', 'verify_rate', 'eval_success_unbounded']) {
         expect(a[k]).toBeGreaterThanOrEqual(0);
         expect(a[k]).toBeLessThanOrEqual(1);
       }
-      expect(r.metrics[`${a.arm}.truncation_rate`]).toBe(a.truncation_rate);
+      expect(r.metrics[`truncation_rate.${a.arm}`]).toBe(a.truncation_rate);
     }
   });
 
-  it('drop and mask exclude truncated trajectories from the loss; zero-score and soft-penalty do not', () => {
+  it('drop and mask exclude truncated trajectories from the loss; zero_score and soft_penalty do not', () => {
     const sum = (k: string) => (r.curves[k] ?? []).reduce((s, x) => s + x, 0);
-    expect(sum('excluded.zero-score')).toBe(0);
-    expect(sum('excluded.soft-penalty')).toBe(0);
+    expect(sum('excluded.zero_score')).toBe(0);
+    expect(sum('excluded.soft_penalty')).toBe(0);
     expect(sum('excluded.drop')).toBeGreaterThan(0);
     expect(sum('excluded.mask')).toBeGreaterThan(0);
   });
 
-  it('trains on the score each policy assigns: soft-penalty adds the DAPO penalty, mask zeroes truncated rows', () => {
+  it('trains on the score each policy assigns: soft_penalty adds the DAPO penalty, mask zeroes truncated rows', () => {
     const acc = r.tables.trajectory_accounting ?? [];
-    const soft = acc.filter((x) => x.arm === 'soft-penalty');
+    const soft = acc.filter((x) => x.arm === 'soft_penalty');
     expect(soft.length).toBeGreaterThan(0);
     for (const row of soft) {
       const base = row.status === 'success' ? 1 : 0;

@@ -8,32 +8,21 @@
  * about 8% of tasks when taken directly and far more often after a think token — verification
  * sometimes runs into the budget, yet still pays (about 92% vs 70%). Four arms treat trajectories
  * that hit the budget differently:
- * - `zero-score`: a truncated trajectory scores 0 and is trained on like any failure;
+ * - `zero_score`: a truncated trajectory scores 0 and is trained on like any failure;
  * - `drop`: truncated trajectories are removed from the batch before advantages;
  * - `mask`: they score 0 in their group but their loss mask is all 0 (TRL mask_truncated_completions);
- * - `soft-penalty`: DAPO's overlong penalty (ramp over the last `overlong_buffer` tokens, −1 at the budget).
+ * - `soft_penalty`: DAPO's overlong penalty (ramp over the last `overlong_buffer` tokens, −1 at the budget).
  * Measured: truncation rate, verify rate, mean length, success under the training budget and with the
  * budget lifted (does the policy learn to skip the verification it needs?).
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
+import { armCurves, armTable, fixed, pairedDifferences, round6, trajectoryAccounting } from './armReport.js';
 import { option, withDefault } from './options.js';
-import {
-  type ArmResult,
-  type ArmSpec,
-  armCurves,
-  armTable,
-  type EpisodeMeasures,
-  fixed,
-  pairedDifferences,
-  pooledTraining,
-  round6,
-  runArms,
-  TOKEN_LAB_OPTIONS,
-  TRUNCATION_POLICIES,
-  trajectoryAccounting,
-} from './tokenLab.js';
+import { runArms, TOKEN_LAB_OPTIONS } from './tokenLab.js';
+import { type ArmResult, type ArmSpec, type EpisodeMeasures, pooledTraining } from './tokenMeasures.js';
+import { TRUNCATION_POLICIES } from './truncationPolicy.js';
 import type { Experiment, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -83,7 +72,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
   // --- arms: one per truncation policy ------------------------------------------------------------------
   const specs: ArmSpec[] = TRUNCATION_POLICIES.map((policy) => ({
     arm: policy,
-    maskRule: 'model-tokens',
+    maskRule: 'model_tokens',
     lossAggMode: mode,
     truncation: policy,
   }));
@@ -111,7 +100,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
   });
   Object.assign(
     metrics,
-    pairedDifferences(arms, 'zero-score', [
+    pairedDifferences(arms, 'zero_score', [
       'eval_success',
       'eval_success_unbounded',
       'truncation_rate',
@@ -186,15 +175,15 @@ export function truncationConclusion(
 
 function truncationCaveats(): string[] {
   return [
-    'How much the policy verifies varies strongly between seeds (all, none, or a part of the tasks): compare the arms with --seeds and the paired.* differences (arms of a seed share tasks and random streams), not in one run.',
-    'soft-penalty also penalises trajectories that finish inside the last overlong_buffer tokens, which is where the verify path lands; its effect depends on that buffer as much as on truncation.',
+    'How much the policy verifies varies strongly between seeds (all, none, or a part of the tasks): compare the arms with --seeds and the paired <measure>.<arm>_minus_zero_score differences (arms of a seed share tasks and random streams), not in one run.',
+    'soft_penalty also penalises trajectories that finish inside the last overlong_buffer tokens, which is where the verify path lands; its effect depends on that buffer as much as on truncation.',
   ];
 }
 
 export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
   name: 'truncation',
   summary:
-    'token-level env with a tight budget: zero-score vs drop vs mask vs soft overlong penalty for truncated trajectories',
+    'token-level env with a tight budget: zero_score vs drop vs mask vs soft overlong penalty for truncated trajectories',
   options: TRUNCATION_OPTIONS,
   run: runTruncation,
 };

@@ -73,20 +73,20 @@ describe('packing, masks and rewards', () => {
 
   it('builds verl response masks from roles: model tokens only, or env tokens too; padding always 0', () => {
     const b = packTranscripts(transcripts);
-    expect(Array.from(responseMaskFromRoles(b, 'model-tokens'))).toEqual([
+    expect(Array.from(responseMaskFromRoles(b, 'model_tokens'))).toEqual([
       1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0,
     ]);
-    expect(Array.from(responseMaskFromRoles(b, 'all-tokens'))).toEqual([
+    expect(Array.from(responseMaskFromRoles(b, 'all_tokens'))).toEqual([
       1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
     ]);
-    expect(() => responseMaskFromRoles(b, 'attention' as 'all-tokens')).toThrow(/mask rule/);
+    expect(() => responseMaskFromRoles(b, 'attention' as 'all_tokens')).toThrow(/mask rule/);
   });
 
   it('on real episodes the correct mask counts exactly the model tokens', () => {
     const eps = sampleEpisodes(randomPolicy(3, 0.5), 30, 8);
     const b = packTranscripts(eps);
-    const correct = responseMaskFromRoles(b, 'model-tokens');
-    const flipped = responseMaskFromRoles(b, 'all-tokens');
+    const correct = responseMaskFromRoles(b, 'model_tokens');
+    const flipped = responseMaskFromRoles(b, 'all_tokens');
     eps.forEach((ep, r) => {
       const row = (m: Float32Array) =>
         m.slice(r * b.shape.cols, (r + 1) * b.shape.cols).reduce((x, y) => x + y, 0);
@@ -110,7 +110,7 @@ describe('packing, masks and rewards', () => {
     expect(r[10]).toBe(2);
     expect(r.reduce((x, y) => x + y, 0)).toBe(3.5);
     // one group of three: scores 1, 0.5, 2 -> mean 7/6, unbiased std sqrt(((1/6)^2+(2/3)^2+(5/6)^2)/2)
-    const mask = responseMaskFromRoles(b, 'model-tokens');
+    const mask = responseMaskFromRoles(b, 'model_tokens');
     const adv = groupAdvantages([1, 0.5, 2], ['g', 'g', 'g'], b, mask);
     const std = Math.sqrt(((1 / 6) ** 2 + (2 / 3) ** 2 + (5 / 6) ** 2) / 2);
     expect(adv[0]).toBeCloseTo((1 - 7 / 6) / (std + 1e-6), 6);
@@ -174,7 +174,7 @@ describe('training on environment tokens changes the next decision', () => {
     };
     const bad = { tokens: [TOK_SUBMIT], contexts: [fresh], roles: [M] };
     const batch = packTranscripts([good, bad]);
-    const pDigit4 = (rule: 'model-tokens' | 'all-tokens') => {
+    const pDigit4 = (rule: 'model_tokens' | 'all_tokens') => {
       const policy = new ContextPolicy(contextCount(3), VOCAB_SIZE);
       const mask = responseMaskFromRoles(batch, rule);
       const old = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
@@ -193,15 +193,15 @@ describe('training on environment tokens changes the next decision', () => {
       return policy.probabilities()[read * VOCAB_SIZE + d(4)] as number;
     };
     const uniform = 1 / VOCAB_SIZE;
-    expect(pDigit4('all-tokens')).toBeGreaterThan(uniform * 1.01);
-    expect(pDigit4('model-tokens')).toBeLessThan(uniform);
+    expect(pDigit4('all_tokens')).toBeGreaterThan(uniform * 1.01);
+    expect(pDigit4('model_tokens')).toBeLessThan(uniform);
   });
 
   it('ppoUpdate records the denominator and runs the requested epochs; the first epoch has ratio 1', () => {
     const policy = randomPolicy(2, 0.5);
     const eps = sampleEpisodes(policy, 16, 4);
     const batch = packTranscripts(eps);
-    const mask = responseMaskFromRoles(batch, 'model-tokens');
+    const mask = responseMaskFromRoles(batch, 'model_tokens');
     const old = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
     const adv = groupAdvantages(
       eps.map((e) => e.score + e.modelTokens * 0.01),

@@ -93,12 +93,12 @@ export function packTranscripts(transcripts: readonly Transcript[]): PackedBatch
 
 /**
  * Which tokens the loss treats as the policy's actions:
- * - `model-tokens`: verl's `response_mask` — 1 on model tokens, 0 on environment tokens and padding;
- * - `all-tokens`: the bug the course warns about — environment (tool output) tokens also 1
+ * - `model_tokens`: verl's `response_mask` — 1 on model tokens, 0 on environment tokens and padding;
+ * - `all_tokens`: the bug the course warns about — environment (tool output) tokens also 1
  *   (padding stays 0), as when a response mask is derived from the attention mask.
  */
-export type MaskRule = 'model-tokens' | 'all-tokens';
-export const MASK_RULES: readonly MaskRule[] = ['model-tokens', 'all-tokens'];
+export type MaskRule = 'model_tokens' | 'all_tokens';
+export const MASK_RULES: readonly MaskRule[] = ['model_tokens', 'all_tokens'];
 
 /** The `[B,T]` 0/1 response mask (Float32Array) built from token roles by `rule`. */
 export function responseMaskFromRoles(batch: PackedBatch, rule: MaskRule): Float32Array {
@@ -110,7 +110,7 @@ export function responseMaskFromRoles(batch: PackedBatch, rule: MaskRule): Float
   const mask = new Float32Array(batch.roles.length);
   for (let i = 0; i < mask.length; i++) {
     const role = batch.roles[i] as number;
-    mask[i] = role === MODEL || (rule === 'all-tokens' && role === ENV) ? 1 : 0;
+    mask[i] = role === MODEL || (rule === 'all_tokens' && role === ENV) ? 1 : 0;
   }
   return mask;
 }

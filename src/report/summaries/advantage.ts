@@ -31,7 +31,7 @@ function groupLines(groups: Row[]): string[] {
       seen.add(r);
       const v = verl[j] as number;
       rows.push([
-        seen.size === 1 ? `${g.group}${g.batch === 'mis-indexed' ? ' (mis-indexed)' : ''}` : '',
+        seen.size === 1 ? `${g.group}${g.batch === 'mis_indexed' ? ' (mis-indexed)' : ''}` : '',
         seen.size === 1 ? String(g.kind) : '',
         seen.size === 1 ? rewards.length : '',
         r,
@@ -49,7 +49,7 @@ function groupLines(groups: Row[]): string[] {
   );
   lines.push('(* differs from verl; refused = the convention does not accept a group of one)');
   for (const g of groups) {
-    lines.push(`${g.group}${g.batch === 'mis-indexed' ? ' (mis-indexed)' : ''}: verl ${String(g.formula)}`);
+    lines.push(`${g.group}${g.batch === 'mis_indexed' ? ' (mis-indexed)' : ''}: verl ${String(g.formula)}`);
     for (const d of g.differences as string[]) lines.push(`    ${d}`);
   }
   return lines;

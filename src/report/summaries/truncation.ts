@@ -5,7 +5,7 @@ import { formatArmsRecord } from './arms.js';
 export function formatTruncation(record: RunRecord): string {
   return formatArmsRecord(
     record,
-    `truncated trajectories (budget ${record.config.budget}): zero-score vs drop vs mask vs DAPO soft overlong penalty (buffer ${record.config.overlong_buffer}); unbounded = budget ${record.config.unbounded_budget}`,
+    `truncated trajectories (budget ${record.config.budget}): zero_score vs drop vs mask vs DAPO soft overlong penalty (buffer ${record.config.overlong_buffer}); unbounded = budget ${record.config.unbounded_budget}`,
     [
       'arm',
       'eval_success',
