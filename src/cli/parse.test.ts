@@ -76,6 +76,15 @@ describe('parseCli', () => {
     if (h.command === 'help') expect(h.text.replace(/\s+/g, ' ')).toContain('`labs list` shows the keys');
   });
 
+  it('run -e NAME --help names the experiment whose options main appends (from its declaration)', () => {
+    expect(parseCli(['run', '-e', 'mask', '--help'])).toMatchObject({ command: 'help', experiment: 'mask' });
+    expect(parseCli(['run', '--experiment=truncation', '--help'])).toMatchObject({
+      experiment: 'truncation',
+    });
+    expect(parseCli(['run', '--help'])).not.toHaveProperty('experiment');
+    expect(parseCli(['list', '--help'])).not.toHaveProperty('experiment');
+  });
+
   it('requires --experiment for run', () => {
     expect(cliError(['run']).message).toContain('--experiment');
   });

@@ -32,10 +32,19 @@ describe('labs list', () => {
   it('--json gives each option an `accepts` phrase next to its default and help', async () => {
     const data = JSON.parse(await captureList(true)) as {
       name: string;
-      options: Record<string, { default: unknown; help: string; accepts: string }>;
+      options: Record<string, { default: unknown; help: string; unit: string; accepts: string }>;
     }[];
     const mask = data.find((e) => e.name === 'mask');
     expect(mask?.options.group_size).toMatchObject({ default: 8, accepts: 'integer in [1, 256]' });
     expect(mask?.options.optimizer?.accepts).toBe('one of adam|sgd');
+    expect(mask?.options.budget).toMatchObject({ default: 48, unit: 'tokens' });
+    // truncation shares the token-lab option block with a different default only
+    const truncation = data.find((e) => e.name === 'truncation');
+    expect(truncation?.options.budget).toMatchObject({
+      default: 25,
+      unit: 'tokens',
+      accepts: 'integer in [4, 1000]',
+    });
+    expect(Object.keys(mask?.options ?? {})).not.toContain('overlong_buffer');
   });
 });
