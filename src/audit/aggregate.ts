@@ -40,6 +40,14 @@ export interface AggregateOptions {
   passValue: number;
   /** Recompute the logged advantage under this convention and count disagreements. */
   recompute: 'trl' | null;
+  /**
+   * TRL's `scale_rewards`: `group` (default; the group's unbiased std), `batch` (the unbiased std of
+   * every reward of the step, `stepStd`), `none` (TRL's `False`: no division, advantage = r − group
+   * mean). Always `(r − group mean) / (std + 1e-4)` otherwise.
+   */
+  scaleRewards: 'group' | 'batch' | 'none';
+  /** `batch` scaling: step -> unbiased std of the step's rewards. */
+  stepStd: ReadonlyMap<number, number> | null;
   /** |logged − recomputed| above `tolerance · max(1, |recomputed|)` counts as a difference. */
   advantageTolerance: number;
 }
@@ -48,6 +56,8 @@ export const AGGREGATE_DEFAULTS: AggregateOptions = Object.freeze({
   failValue: 0,
   passValue: 1,
   recompute: null,
+  scaleRewards: 'group',
+  stepStd: null,
   advantageTolerance: 1e-3,
 });
 
@@ -328,7 +338,11 @@ export class AuditAggregator {
     }
   }
 
-  /** TRL-convention advantages for the block (NaN for rows of singleton groups, which TRL refuses). */
+  /**
+   * TRL-convention advantages for the block (NaN for rows of singleton groups, which TRL refuses):
+   * `group` scaling through the core TRL preset; `batch` and `none` as TRL's
+   * `_generate_and_score_completions` does them (see `scaleRewards`).
+   */
   private recompute(
     rewards: Float64Array,
     labels: number[],
@@ -338,14 +352,26 @@ export class AuditAggregator {
     const keep: number[] = [];
     for (const g of groups) if (g.size > 1) keep.push(...g.rows);
     if (keep.length === 0) return out;
-    const adv = presetAdvantages(
-      'trl',
-      keep.map((i) => rewards[i] as number),
-      keep.map((i) => labels[i] as number),
-    );
-    keep.forEach((i, k) => {
-      out[i] = adv[k] as number;
-    });
+    if (this.opts.scaleRewards === 'group') {
+      const adv = presetAdvantages(
+        'trl',
+        keep.map((i) => rewards[i] as number),
+        keep.map((i) => labels[i] as number),
+      );
+      keep.forEach((i, k) => {
+        out[i] = adv[k] as number;
+      });
+      return out;
+    }
+    for (const g of groups) {
+      if (g.size < 2) continue;
+      const step = (this.block[g.rows[0] as number] as AuditRow).step;
+      const std = this.opts.scaleRewards === 'batch' ? (this.opts.stepStd?.get(step) ?? Number.NaN) : 0;
+      for (const i of g.rows) {
+        const centred = (rewards[i] as number) - g.mean;
+        out[i] = this.opts.scaleRewards === 'none' ? centred : centred / (std + 1e-4);
+      }
+    }
     return out;
   }
 

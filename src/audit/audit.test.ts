@@ -261,6 +261,59 @@ describe('labs audit: verl preset', () => {
     ]);
   });
 
+  it.each([
+    // [name, lines (null = blank), physical line of the bad one]
+    ['no blank lines, bad line 21 of 25', 25, [], 21],
+    ['three blank lines before, one after', 6, [2, 3, 4, 6], 5],
+    ['a bad last line without a newline', 8, [3], 8],
+  ] as const)(
+    'malformed JSON at its physical line (%s), with and without --skip-bad-rows',
+    async (name, total, blanks, bad) => {
+      const d = join(dir, `verl-lines-${name.replace(/\W+/g, '-')}`);
+      await mkdir(d);
+      const lines: string[] = [];
+      let k = 0;
+      for (let line = 1; line <= total; line++) {
+        if ((blanks as readonly number[]).includes(line)) lines.push('');
+        else if (line === bad) lines.push('{"input":"q","output":"x" "score":1,"step":1}');
+        else lines.push(JSON.stringify({ input: 'q', output: `o${k++}`, score: k % 2, step: 1 }));
+      }
+      await writeFile(join(d, '1.jsonl'), bad === total ? lines.join('\n') : `${lines.join('\n')}\n`);
+      const e = await auditError(runAudit(d, { preset: 'verl' }));
+      expect(e.code).toBe('PARSE_ERROR');
+      expect(e.message).toContain(`1.jsonl line ${bad}: malformed JSON`);
+      expect(e.details).toMatchObject({ line: bad });
+      const rec = await runAudit(d, { preset: 'verl', skipBadRows: true });
+      expect(rec.metrics).toMatchObject({ rows: k, bad_rows_skipped: 1 });
+      expect(rec.tables.bad_rows).toEqual([
+        expect.objectContaining({ line: bad, problem: 'malformed JSON' }),
+      ]);
+    },
+  );
+
+  it('a duplicated key is refused with its line, and skipped and counted with --skip-bad-rows', async () => {
+    const file = join(dir, 'dup-key.jsonl');
+    await writeFile(
+      file,
+      [
+        '{"step":1,"group":"g","task":"t","reward":0}',
+        '{"step":1,"group":"g","task":"t","reward":1,"reward":0}',
+        '{"step":1,"group":"g","task":"t","reward":0,"extra":1,"extra":2}',
+        '',
+      ].join('\n'),
+    );
+    const e = await auditError(runAudit(file, { preset: 'generic' }));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/dup-key\.jsonl line 2: duplicate key reward/);
+    const rec = await runAudit(file, { preset: 'generic', skipBadRows: true });
+    // the row is not kept with either value: 2 rows, both reward 0 (all_wrong), one bad row counted;
+    // a duplicated key the audit does not read ('extra') is harmless
+    expect(rec.metrics).toMatchObject({ rows: 2, rows_read: 3, bad_rows_skipped: 1, all_wrong_groups: 1 });
+    expect(rec.tables.bad_rows).toEqual([
+      expect.objectContaining({ line: 2, problem: expect.stringMatching(/^duplicate key reward/) }),
+    ]);
+  });
+
   it('a line that is not an object, and a truncated last line (a crashed writer)', async () => {
     const d = join(dir, 'verl-odd');
     await mkdir(d);
@@ -322,10 +375,10 @@ describe('labs audit: trl preset', () => {
   it('sums the reward columns, recomputes TRL advantages and counts logged ones that differ', async () => {
     const d = join(dir, 'trl');
     await mkdir(d);
-    // prompt p1: rewards (acc + fmt) = [1.5, 0.5, 0.5, 0.5]; p2: [1, 1] (all equal -> advantage 0)
-    const acc = [1, 0, 0, 0, 1, 1];
-    const fmt = [0.5, 0.5, 0.5, 0.5, 0, 0];
-    const prompts = ['p1', 'p1', 'p1', 'p1', 'p2', 'p2'];
+    // prompt p1: rewards (acc + fmt) = [1.5, 0.5, 0.5, 0.5]; p2: [1, 1, 1, 1] (all equal -> advantage 0)
+    const acc = [1, 0, 0, 0, 1, 1, 1, 1];
+    const fmt = [0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0];
+    const prompts = ['p1', 'p1', 'p1', 'p1', 'p2', 'p2', 'p2', 'p2'];
     const total = acc.map((a, i) => a + (fmt[i] as number));
     // TRL convention computed here by hand: (r - mean) / (unbiased std + 1e-4)
     const trl = (rs: number[]) => {
@@ -335,7 +388,7 @@ describe('labs audit: trl preset', () => {
     };
     const logged = [...trl(total.slice(0, 4)), ...trl(total.slice(4))];
     logged[1] = 0.123; // two logged advantages that do not follow the convention
-    logged[5] = -1;
+    logged[7] = -1;
     await writeParquet(
       join(d, 'completions_00003.parquet'),
       `SELECT * FROM (VALUES ${sqlValues(
@@ -356,14 +409,123 @@ describe('labs audit: trl preset', () => {
       prompts.map((p, i) => ({ step: 3, group: p, task: p, reward: total[i] as number })),
     );
     expect(rec.metrics).toMatchObject({
-      logged_advantages_compared: 6,
+      logged_advantages_compared: 8,
       logged_advantages_differing: 2,
       all_right_groups: 1,
     });
-    // --reward picks one column instead of the sum: p1 becomes [1,0,0,0], p2 [1,1]
+    // --reward picks one column instead of the sum: p1 becomes [1,0,0,0], p2 [1,1,1,1]
     const one = await runAudit(d, { preset: 'trl', reward: 'accuracy_reward' });
     expect(one.config.reward_columns).toEqual(['accuracy_reward']);
-    expect(one.metrics.mean_reward).toBeCloseTo(3 / 6, 12);
+    expect(one.metrics.mean_reward).toBeCloseTo(5 / 8, 12);
+  });
+
+  /** TRL's advantages for contiguous blocks of g, written out here: weights, nansum, scale_rewards. */
+  function trlAdvantages(
+    perFunc: number[][],
+    weights: number[],
+    g: number,
+    scale: 'group' | 'batch' | 'none',
+  ): { rewards: number[]; adv: number[] } {
+    const rewards = perFunc.map((fs) =>
+      fs.reduce((s, f, j) => s + (Number.isNaN(f) ? 0 : f * (weights[j] as number)), 0),
+    );
+    const std = (xs: number[]) => {
+      const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+      return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
+    };
+    const adv = rewards.map((r, i) => {
+      const block = rewards.slice(i - (i % g), i - (i % g) + g);
+      const mean = block.reduce((a, b) => a + b, 0) / g;
+      if (scale === 'none') return r - mean;
+      return (r - mean) / ((scale === 'group' ? std(block) : std(rewards)) + 1e-4);
+    });
+    return { rewards, adv };
+  }
+
+  it('groups TRL rows as TRL does: a prompt drawn twice in a step is two groups, not one', async () => {
+    // num_generations 4; dataset rows p1, p1, p2 in one step (the sampler repeats each 4 times)
+    const prompts = [...Array(8).fill('p1'), ...Array(4).fill('p2')] as string[];
+    const acc = [1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 0];
+    const perFunc = acc.map((a) => [a, 0]);
+    const { adv } = trlAdvantages(perFunc, [1, 1], 4, 'group');
+    const d = join(dir, 'trl-repeat');
+    await mkdir(d);
+    await writeParquet(
+      join(d, 'completions_00001.parquet'),
+      `SELECT * FROM (VALUES ${sqlValues(prompts.map((p, i) => [1, p, `c${i}`, acc[i] as number, 0, adv[i] as number]))})
+         t(step, prompt, completion, acc, fmt, advantage)`,
+    );
+    const rec = await runAudit(d, { preset: 'trl' });
+    expect(rec.config.grouping).toMatch(/contiguous blocks of 4 rows .*inferred/);
+    expect(rec.metrics).toMatchObject({
+      groups: 3,
+      mixed_groups: 3,
+      logged_advantages_compared: 12,
+      logged_advantages_differing: 0,
+    });
+    const given = await runAudit(d, { preset: 'trl', groupSize: 4 });
+    expect(given.config.grouping).toMatch(/given with --group-size/);
+    expect(given.metrics.logged_advantages_differing).toBe(0);
+    // blocks of 3 would cut across prompts: refused, naming the rows
+    const e = await auditError(runAudit(d, { preset: 'trl', groupSize: 3 }));
+    expect(e.message).toMatch(
+      /completions_00001\.parquet rows 6-8: a block of 3 rows holds more than one prompt/,
+    );
+    // --group-size is for contiguous grouping only
+    const g = await auditError(runAudit(d, { preset: 'generic', groupSize: 4 }));
+    expect(g.message).toMatch(/^--group-size:/);
+  });
+
+  it.each([
+    ['group', [1, 1]],
+    ['group', [1, 0.5]],
+    ['batch', [1, 1]],
+    ['none', [2, 0.5]],
+  ] as const)(
+    'recomputes TRL advantages with scale_rewards=%s and reward_weights=%j',
+    async (scale, weights) => {
+      // two reward functions, one NaN (a function that returned None) skipped by nansum
+      const perFunc = [
+        [1, 0.5],
+        [0, 0.5],
+        [0, Number.NaN],
+        [1, 0],
+        [1, 0.5],
+        [1, 0.5],
+        [0, 0.25],
+        [1, 0.5],
+      ];
+      const { rewards, adv } = trlAdvantages(perFunc, [...weights], 4, scale);
+      const d = join(dir, `trl-scale-${scale}-${weights.join('-')}`);
+      await mkdir(d);
+      const prompts = ['a', 'a', 'a', 'a', 'b', 'b', 'b', 'b'];
+      await writeParquet(
+        join(d, 'completions_00001.parquet'),
+        `SELECT * FROM (VALUES ${prompts
+          .map((p, i) => {
+            const [a, f] = perFunc[i] as [number, number];
+            return `(1, '${p}', 'c${i}', ${a}::DOUBLE, ${Number.isNaN(f) ? "'nan'::DOUBLE" : `${f}::DOUBLE`}, ${adv[i]}::DOUBLE)`;
+          })
+          .join(', ')}) t(step, prompt, completion, acc, fmt, advantage)`,
+      );
+      const rec = await runAudit(d, { preset: 'trl', scaleRewards: scale, rewardWeights: [...weights] });
+      expect(rec.metrics.mean_reward).toBeCloseTo(rewards.reduce((a, b) => a + b, 0) / 8, 12);
+      expect(rec.metrics).toMatchObject({ logged_advantages_compared: 8, logged_advantages_differing: 0 });
+      expect(rec.config).toMatchObject({ scale_rewards: scale, reward_weights: [...weights] });
+      // the defaults (group scaling, weights 1) disagree with a dump written under other settings
+      if (scale !== 'group' || weights[1] !== 1) {
+        const plain = await runAudit(d, { preset: 'trl' });
+        expect(plain.metrics.logged_advantages_differing as number).toBeGreaterThan(0);
+      }
+    },
+  );
+
+  it('refuses reward weights that do not match the reward columns', async () => {
+    const d = join(dir, 'trl-repeat');
+    const e = await auditError(runAudit(d, { preset: 'trl', rewardWeights: [1, 2, 3] }));
+    expect(e.message).toMatch(
+      /--reward-weights: 3 weight\(s\) for 2 reward column\(s\) \(acc, fmt, in this order\)/,
+    );
   });
 
   it('a non-finite reward names the Parquet file and row', async () => {

@@ -14,6 +14,7 @@
  *    `metrics.denominators` and per step in `tables.steps`.
  */
 import type { LossAggMode } from '../core/aggLoss.js';
+import { LabError } from '../core/errors.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import {
@@ -39,6 +40,15 @@ export interface AuditOptions {
   failValue: number;
   /** An all-equal group at or above it is all_right; a sample at or above it is correct. Default 1. */
   passValue: number;
+  /**
+   * Contiguous-group presets (trl): rows per group (TRL's `num_generations`); null infers it from the
+   * runs of equal prompts. Refused for presets that group by label.
+   */
+  groupSize: number | null;
+  /** TRL's `reward_weights`, one per reward column in the order of `config.reward_columns`; null: all 1. */
+  rewardWeights: number[] | null;
+  /** TRL's `scale_rewards` for the recomputed advantage: 'group' (default), 'batch' or 'none'. */
+  scaleRewards: 'group' | 'batch' | 'none';
   /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
   memoryLimit?: string;
   onProgress?: (done: number, total: number) => void;
@@ -51,6 +61,9 @@ export const AUDIT_DEFAULTS = Object.freeze({
   skipBadRows: false,
   failValue: 0,
   passValue: 1,
+  groupSize: null,
+  rewardWeights: null,
+  scaleRewards: 'group',
 } as const satisfies Partial<AuditOptions>);
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -65,15 +78,31 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
   const opts: AuditOptions = { ...AUDIT_DEFAULTS, ...options };
   const preset = auditPreset(opts.preset);
   const mapping = resolveColumns(preset, opts.columns, opts.reward);
-  const aggregator = new AuditAggregator({
-    failValue: opts.failValue,
-    passValue: opts.passValue,
-    recompute: preset.recompute,
-  });
+  checkTrlOptions(opts, preset.grouping);
   const dump = await listDumpFiles(path, preset);
   const db = await openDuckSession(opts.memoryLimit === undefined ? {} : { memoryLimit: opts.memoryLimit });
   try {
-    const loaded = await loadDump(db, dump, preset, mapping, { skipBadRows: opts.skipBadRows });
+    const loaded = await loadDump(db, dump, preset, mapping, {
+      skipBadRows: opts.skipBadRows,
+      grouping:
+        preset.grouping === 'label' ? { kind: 'label' } : { kind: 'contiguous', size: opts.groupSize },
+      rewardWeights: opts.rewardWeights,
+    });
+    const stepStd =
+      preset.recompute && opts.scaleRewards === 'batch'
+        ? new Map(
+            (await db.all('SELECT step, stddev_samp(reward) AS sd FROM audit_rows GROUP BY step')).map(
+              (r) => [Number(r.step), r.sd === null ? Number.NaN : Number(r.sd)],
+            ),
+          )
+        : null;
+    const aggregator = new AuditAggregator({
+      failValue: opts.failValue,
+      passValue: opts.passValue,
+      recompute: preset.recompute,
+      scaleRewards: opts.scaleRewards,
+      stepStd,
+    });
     let done = 0;
     await db.stream(
       `SELECT gid, tid, CAST(step AS DOUBLE), reward, length, CAST(action AS DOUBLE), CAST(env AS DOUBLE), truncated, advantage
@@ -120,6 +149,42 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
     return buildRecord(path, opts, loaded, agg, taskText, rewardDist, lengths, performance.now() - started);
   } finally {
     db.close();
+  }
+}
+
+/** The TRL options: a group size >= 2 only where groups are contiguous, finite weights, a known scaling. */
+function checkTrlOptions(opts: AuditOptions, grouping: 'label' | 'contiguous'): void {
+  if (opts.groupSize !== null) {
+    if (grouping !== 'contiguous') {
+      throw new LabError(
+        'BAD_ARGUMENT',
+        `--group-size: preset '${opts.preset}' groups rows by (step, group label); the group size applies to contiguous groups (--preset trl)`,
+        { details: { field: '--group-size' } },
+      );
+    }
+    if (!Number.isInteger(opts.groupSize) || opts.groupSize < 2) {
+      throw new LabError('BAD_ARGUMENT', `--group-size: expected an integer >= 2, got ${opts.groupSize}`, {
+        details: { field: '--group-size' },
+      });
+    }
+  }
+  if (opts.rewardWeights !== null && !opts.rewardWeights.every((w) => Number.isFinite(w))) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `--reward-weights: expected finite numbers, got ${opts.rewardWeights.join(',')}`,
+      {
+        details: { field: '--reward-weights' },
+      },
+    );
+  }
+  if (!['group', 'batch', 'none'].includes(opts.scaleRewards)) {
+    throw new LabError(
+      'UNKNOWN_MODE',
+      `--scale-rewards: unknown '${opts.scaleRewards}' (expected group, batch or none)`,
+      {
+        details: { field: '--scale-rewards' },
+      },
+    );
   }
 }
 
@@ -343,6 +408,13 @@ function buildRecord(
       columns: loaded.columns as Record<string, JsonValue>,
       reward_columns: loaded.rewardColumns,
       skip_bad_rows: opts.skipBadRows,
+      grouping:
+        loaded.grouping.kind === 'label'
+          ? 'by (step, group label)'
+          : `contiguous blocks of ${loaded.grouping.size} rows per file (${loaded.grouping.inferred ? 'inferred from the runs of equal prompts' : 'given with --group-size'})`,
+      group_size: loaded.grouping.kind === 'contiguous' ? loaded.grouping.size : null,
+      reward_weights: opts.rewardWeights,
+      scale_rewards: agg.advantageCheck ? opts.scaleRewards : null,
       pass_value: opts.passValue,
       fail_value: opts.failValue,
       format: loaded.format,

@@ -11,8 +11,10 @@
  *   reward extras. Group = (step, input), task = input.
  * - `trl`: `completions_<step>.parquet` files written by TRL's GRPOTrainer when `log_completions` is on:
  *   `step`, `prompt`, `completion`, one numeric column per reward function, `advantage`.
- *   Group = (step, prompt), task = prompt, reward = sum of the reward columns (NaN/None skipped, as
- *   TRL's nansum) unless `--reward COL` names one column.
+ *   Group = a block of num_generations consecutive rows of a file (as TRL groups them; inferred from
+ *   the runs of equal prompts or given with --group-size), task = prompt, reward = Σ w_i · column_i
+ *   over the reward columns with NaN/None skipped (TRL's `(rewards_per_func * reward_weights)
+ *   .nansum(dim=1)`; w from --reward-weights, default 1) unless `--reward COL` names one column.
  * - `generic`: JSONL or Parquet with the canonical names themselves (see README "labs audit").
  *
  * Every mapping can be overridden per column (`--col-<name> SOURCE`).
@@ -54,6 +56,12 @@ export interface AuditPreset {
   reward: 'column' | 'sum-of-numeric-columns';
   /** Advantage convention to recompute and compare with the logged advantage, if the layout logs one. */
   recompute: 'trl' | null;
+  /**
+   * `label`: a group is (step, group label). `contiguous`: a group is a block of num_generations
+   * consecutive rows (TRL's `rewards.view(-1, num_generations)`), so one prompt drawn twice in a step
+   * makes two groups, as in TRL.
+   */
+  grouping: 'label' | 'contiguous';
 }
 
 export const AUDIT_PRESETS: Record<AuditPresetName, AuditPreset> = {
@@ -65,6 +73,7 @@ export const AUDIT_PRESETS: Record<AuditPresetName, AuditPreset> = {
     required: ['step', 'group', 'task', 'reward'],
     reward: 'column',
     recompute: null,
+    grouping: 'label',
   },
   trl: {
     name: 'trl',
@@ -80,6 +89,7 @@ export const AUDIT_PRESETS: Record<AuditPresetName, AuditPreset> = {
     required: ['step', 'group', 'task', 'reward'],
     reward: 'sum-of-numeric-columns',
     recompute: 'trl',
+    grouping: 'contiguous',
   },
   generic: {
     name: 'generic',
@@ -89,6 +99,7 @@ export const AUDIT_PRESETS: Record<AuditPresetName, AuditPreset> = {
     required: ['step', 'group', 'task', 'reward'],
     reward: 'column',
     recompute: null,
+    grouping: 'label',
   },
 };
 

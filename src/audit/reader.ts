@@ -12,7 +12,7 @@
  * integer, mask that is not 0/1) is a LabError naming the file and the line (JSONL, 1-based physical
  * line) or row (Parquet, 0-based row number); with `skipBadRows` it is dropped and counted instead.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import { type DuckSession, duckError, sqlIdent, sqlString } from './duckdb.js';
@@ -52,11 +52,24 @@ export interface LoadedDump {
   badExamples: BadRow[];
   /** Unit of `audit_rows.length`. */
   lengthUnit: 'tokens' | 'characters' | null;
+  grouping: GroupingUsed;
 }
 
 export interface LoadOptions {
   skipBadRows: boolean;
+  /**
+   * How rows form groups. `label`: a group is (step, group label). `contiguous`: TRL's layout, where
+   * a group is a block of `size` consecutive rows of a file (`rewards.view(-1, num_generations)`),
+   * whatever the prompts say; `size` null infers it as the greatest common divisor of the lengths of
+   * the runs of equal (step, prompt) in each file.
+   */
+  grouping: { kind: 'label' } | { kind: 'contiguous'; size: number | null };
+  /** TRL `reward_weights`, in the order of the reward columns; null: all 1. */
+  rewardWeights: readonly number[] | null;
 }
+
+/** The grouping an audit used, for the record. */
+export type GroupingUsed = { kind: 'label' } | { kind: 'contiguous'; size: number; inferred: boolean };
 
 const FORMAT_OF_EXT: Record<string, DumpFormat> = {
   '.jsonl': 'jsonl',
@@ -145,7 +158,15 @@ interface SourcePlan {
   columns: Partial<Record<CanonicalColumn, string>>;
   rewardRule: AuditPreset['reward'];
   rewardColumns: string[];
-  ignoreErrors: boolean;
+  /**
+   * JSONL only: read the files as physical lines and parse each in SQL (`rawLinesSql`) instead of
+   * DuckDB's `read_json`. Slower, but every row knows its physical line, and malformed lines, lines
+   * that are not objects and objects with a duplicated mapped key become bad rows instead of errors.
+   * Used with `--skip-bad-rows` once the fast reader has met such a line, and to locate them.
+   */
+  rawLines: boolean;
+  /** TRL `reward_weights`: one weight per reward column (null: all 1). */
+  rewardWeights: readonly number[] | null;
 }
 
 function fileList(files: readonly string[]): string {
@@ -160,18 +181,55 @@ function sourceSql(plan: SourcePlan, files: readonly string[], withPosition: boo
     ([canon, src]) => `${sqlIdent(src)} AS ${RAW[canon]}`,
   );
   for (const [i, c] of plan.rewardColumns.entries()) select.push(`${sqlIdent(c)} AS r_rew_${i}`);
+  if (plan.format === 'jsonl' && plan.rawLines) return rawLinesSql(plan, files, select);
   if (plan.format === 'jsonl') {
     const maskSource = plan.columns.mask;
     const declared = [...sources]
       .map((s) => `${sqlString(s)}: ${s === maskSource ? "'JSON'" : "'VARCHAR'"}`)
       .join(', ');
-    return `SELECT __file, ${withPosition ? 'ordinality' : 'NULL'} AS __pos, ${select.join(', ')}
+    return `SELECT __file, ${withPosition ? 'ordinality' : 'NULL'} AS __pos, NULL::VARCHAR AS r_json_problem, ${select.join(', ')}
       FROM read_json(${fileList(files)}, format='newline_delimited', filename='__file',
-        columns={${declared}}, ignore_errors=${plan.ignoreErrors ? 'true' : 'false'})
+        columns={${declared}}, ignore_errors=false)
       ${withPosition ? 'WITH ORDINALITY' : ''}`;
   }
-  return `SELECT __file, file_row_number AS __pos, ${select.join(', ')}
+  return `SELECT __file, file_row_number AS __pos, NULL::VARCHAR AS r_json_problem, ${select.join(', ')}
     FROM read_parquet(${fileList(files)}, filename='__file', file_row_number=true, union_by_name=true)`;
+}
+
+/**
+ * The raw relation of JSONL files read line by line: `__pos` is the 1-based physical line (blank
+ * lines are counted and dropped, a trailing `\r` is ignored), `r_json_problem` names what makes a
+ * line unreadable (malformed JSON, not an object, a mapped key given twice; its value would be
+ * ambiguous: DuckDB keeps the first, Python's json the last), and the mapped fields are extracted
+ * as text (the mask as JSON), as `read_json` with VARCHAR columns would give them.
+ */
+function rawLinesSql(plan: SourcePlan, files: readonly string[], select: readonly string[]): string {
+  const sources = new Set<string>(Object.values(plan.columns));
+  for (const c of plan.rewardColumns) sources.add(c);
+  const keyList = `[${[...sources].map(sqlString).join(', ')}]::VARCHAR[]`;
+  const pointer = (key: string) => sqlString(`/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+  const extracted = [...sources].map(
+    (src) =>
+      `CASE WHEN r_json_problem IS NULL THEN ${src === plan.columns.mask ? 'json_extract' : 'json_extract_string'}(line, ${pointer(src)}) END AS ${sqlIdent(src)}`,
+  );
+  return `SELECT __file, __pos, r_json_problem, ${select.join(', ')} FROM (
+    SELECT __file, __pos, line, r_json_problem, ${extracted.join(', ')} FROM (
+      SELECT __file, __pos, line,
+        CASE WHEN NOT json_valid(line) THEN 'malformed JSON'
+             WHEN json_type(line) <> 'OBJECT' THEN 'not a JSON object'
+             WHEN len(dups) > 0 THEN 'duplicate key ' || array_to_string(list_sort(dups), ', ') || ' (its value is ambiguous)'
+        END AS r_json_problem
+      FROM (
+        SELECT __file, __pos, line,
+          CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN
+            list_distinct(list_filter(list_filter(json_keys(line), k -> list_contains(${keyList}, k)),
+              (k, i) -> list_position(list_filter(json_keys(line), k2 -> list_contains(${keyList}, k2)), k) <> i))
+          ELSE []::VARCHAR[] END AS dups
+        FROM (
+          SELECT __file, __pos, rtrim(line, chr(13)) AS line FROM (
+            SELECT filename AS __file, generate_subscripts(lines, 1) AS __pos, unnest(lines) AS line
+            FROM (SELECT filename, string_split(content, chr(10)) AS lines FROM read_text(${fileList(files)})))
+          WHERE trim(rtrim(line, chr(13))) <> ''))))`;
 }
 
 /** Typed canonical columns plus `problem` (NULL for a good row), over the raw relation. */
@@ -182,15 +240,14 @@ function typedSql(plan: SourcePlan, source: string): string {
   const rewardExpr =
     plan.rewardRule === 'column'
       ? 'TRY_CAST(r_reward AS DOUBLE)'
-      : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
+      : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `${plan.rewardWeights ? `${plan.rewardWeights[i]} * ` : ''}TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
   const checks: string[] = [];
   const rawCols = [
     ...(Object.keys(plan.columns) as CanonicalColumn[]).map((c) => RAW[c]),
     ...plan.rewardColumns.map((_, i) => `r_rew_${i}`),
   ];
-  checks.push(
-    `WHEN ${rawCols.map((c) => `${c} IS NULL`).join(' AND ')} THEN 'malformed line or none of the expected fields'`,
-  );
+  checks.push('WHEN r_json_problem IS NOT NULL THEN r_json_problem');
+  checks.push(`WHEN ${rawCols.map((c) => `${c} IS NULL`).join(' AND ')} THEN 'none of the expected fields'`);
   checks.push(`WHEN r_step IS NULL THEN 'missing step (field ${name('step')})'`);
   checks.push(
     `WHEN step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d) THEN 'step is not an integer: ' || ${shown('r_step')}`,
@@ -248,48 +305,41 @@ function typedSql(plan: SourcePlan, source: string): string {
     FROM (${source}))`;
 }
 
-/** Turns DuckDB's "Malformed JSON in file "F", at byte B in line L: reason" into a LabError naming F and L. */
-function malformedJsonError(e: unknown): LabError {
+/** Is this DuckDB's "Malformed JSON in file F ..." or "JSON transform error in file F ..."? Returns F. */
+function jsonErrorFile(e: unknown): string | null {
   const message = e instanceof Error ? e.message : String(e);
-  // "Malformed JSON in file "F", at byte B in line L: reason" or
-  // "JSON transform error in file "F", in line L: Expected OBJECT, but got ARRAY: [1,2]"
-  const m = /(Malformed JSON|JSON transform error) in file "(.*?)",.*?\bline (\d+): ([^\n]*)/.exec(message);
-  if (m) {
-    const file = m[2] as string;
-    const line = Number(m[3]);
-    const what = m[1] === 'Malformed JSON' ? 'malformed JSON' : 'not a JSON object with the expected fields';
-    return new LabError(
-      'PARSE_ERROR',
-      `${file} line ${line}: ${what} (${(m[4] as string).trim().replace(/\.$/, '')}); use --skip-bad-rows to skip such lines`,
-      { cause: e, details: { file, line } },
-    );
-  }
-  return duckError(e, 'reading the dump', 'PARSE_ERROR');
+  const m = /(?:Malformed JSON|JSON transform error) in file "(.*?)"/.exec(message);
+  return m ? (m[1] as string) : null;
 }
 
-/** Maps 1-based record ordinals of a JSONL file (DuckDB skips blank lines) to physical line numbers. */
-export async function jsonlLinesOfRecords(file: string, ordinals: readonly number[]): Promise<number[]> {
-  const text = await readFile(file, 'utf8');
-  const wanted = new Map<number, number>();
-  const sorted = [...ordinals].sort((a, b) => a - b);
-  let record = 0;
-  let line = 0;
-  let start = 0;
-  let k = 0;
-  while (start <= text.length && k < sorted.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    line += 1;
-    if (text.slice(start, end).trim() !== '') {
-      record += 1;
-      while (k < sorted.length && sorted[k] === record) {
-        wanted.set(record, line);
-        k += 1;
-      }
-    }
-    start = end + 1;
+/**
+ * The error for a JSONL file that DuckDB's reader refused: the first unreadable line of that file,
+ * found by reading it line by line (DuckDB's own line number counts records, not physical lines,
+ * and is off by one), as a PARSE_ERROR naming file and physical line. Anything else stays DuckDB's
+ * message (which names the file).
+ */
+async function jsonReadError(db: DuckSession, plan: SourcePlan, e: unknown): Promise<LabError> {
+  const file = jsonErrorFile(e);
+  if (file === null || plan.format !== 'jsonl') return duckError(e, 'reading the dump', 'PARSE_ERROR');
+  const raw = { ...plan, rawLines: true };
+  let first: Record<string, unknown> | undefined;
+  try {
+    first = (
+      await db.all(
+        `SELECT __pos AS line, r_json_problem AS problem FROM (${sourceSql(raw, [file], true)})
+         WHERE r_json_problem IS NOT NULL ORDER BY __pos LIMIT 1`,
+      )
+    )[0];
+  } catch {
+    first = undefined;
   }
-  return ordinals.map((o) => wanted.get(o) ?? o);
+  if (!first) return duckError(e, 'reading the dump', 'PARSE_ERROR');
+  const line = Number(first.line);
+  return new LabError(
+    'PARSE_ERROR',
+    `${file} line ${line}: ${String(first.problem)}; use --skip-bad-rows to skip and count such lines`,
+    { cause: e, details: { file, line } },
+  );
 }
 
 function describeBad(b: BadRow): string {
@@ -310,29 +360,47 @@ export async function loadDump(
     columns: { ...mapping.columns },
     rewardRule: mapping.rewardRule,
     rewardColumns: [],
-    ignoreErrors: options.skipBadRows,
+    rawLines: false,
+    rewardWeights: options.rewardWeights,
   };
   if (plan.rewardRule === 'sum-of-numeric-columns') delete plan.columns.reward;
 
   if (dump.format === 'parquet') await planParquetColumns(db, plan, preset);
+  if (options.rewardWeights !== null) {
+    const columns = plan.rewardRule === 'column' ? [plan.columns.reward as string] : plan.rewardColumns;
+    if (options.rewardWeights.length !== columns.length) {
+      throw new LabError(
+        'BAD_ARGUMENT',
+        `--reward-weights: ${options.rewardWeights.length} weight(s) for ${columns.length} reward column(s) (${columns.join(', ')}, in this order)`,
+        { details: { field: '--reward-weights' } },
+      );
+    }
+    if (plan.rewardRule === 'column') plan.rewardWeights = null;
+  }
 
   // Pass 1: which optional columns the dump has (a JSONL key that never appears reads as all NULL).
   const optional = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
     (c) => !preset.required.includes(c),
   );
-  const rawSource = sourceSql(plan, dump.files, false);
+  const presence = optional.map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
+  const required = preset.required
+    .filter((c) => plan.columns[c] !== undefined)
+    .map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
+  const countSql = () =>
+    `SELECT count(*) AS n ${[...presence, ...required].map((s) => `, ${s}`).join('')} FROM (${sourceSql(plan, dump.files, false)})`;
   let counts: Record<string, unknown>;
   try {
-    const presence = optional.map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
-    const required = preset.required
-      .filter((c) => plan.columns[c] !== undefined)
-      .map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
-    const rows = await db.all(
-      `SELECT count(*) AS n ${[...presence, ...required].map((s) => `, ${s}`).join('')} FROM (${rawSource})`,
-    );
-    counts = rows[0] ?? {};
+    counts = (await db.all(countSql()))[0] ?? {};
   } catch (e) {
-    throw malformedJsonError(e);
+    // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
+    // the line-by-line reader, which turns such lines into counted bad rows.
+    if (!options.skipBadRows || jsonErrorFile(e) === null) throw await jsonReadError(db, plan, e);
+    plan.rawLines = true;
+    try {
+      counts = (await db.all(countSql()))[0] ?? {};
+    } catch (e2) {
+      throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
+    }
   }
   const rowsRead = Number(counts.n ?? 0);
   if (rowsRead === 0) {
@@ -360,7 +428,7 @@ export async function loadDump(
     const r = await db.all('SELECT count(*) FILTER (WHERE problem IS NOT NULL) AS bad FROM audit_typed');
     badRows = Number(r[0]?.bad ?? 0);
   } catch (e) {
-    throw malformedJsonError(e);
+    throw await jsonReadError(db, plan, e);
   }
   const badExamples = badRows > 0 ? await locateBadRows(db, plan, 5) : [];
   if (badRows > 0 && !options.skipBadRows) {
@@ -387,16 +455,21 @@ export async function loadDump(
       : 'NULL::BIGINT';
   const tokensKnown = action !== 'NULL::BIGINT' && env !== 'NULL::BIGINT';
   const length = tokensKnown ? '(action + env)' : has('response') ? 'resp_len' : 'NULL';
+  const grouping = await resolveGrouping(db, plan, options.grouping);
+  const groupOrder =
+    grouping.kind === 'label'
+      ? 'step, grp'
+      : `list_position(${fileList(plan.files)}, __file), __pos // ${grouping.size}`;
   try {
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_rows AS
-      SELECT CAST(dense_rank() OVER (ORDER BY step, grp) - 1 AS INTEGER) AS gid,
+      SELECT CAST(dense_rank() OVER (ORDER BY ${groupOrder}) - 1 AS INTEGER) AS gid,
              CAST(dense_rank() OVER (ORDER BY task) - 1 AS INTEGER) AS tid,
              step, task, reward, CAST(${length} AS DOUBLE) AS length, action, env, truncated, advantage
-      FROM (SELECT CAST(step_d AS BIGINT) AS step, grp, task, reward, resp_len,
+      FROM (SELECT __file, __pos, CAST(step_d AS BIGINT) AS step, grp, task, reward, resp_len,
                    ${action} AS action, ${env} AS env, truncated, advantage
             FROM audit_typed WHERE problem IS NULL)`);
   } catch (e) {
-    throw malformedJsonError(e);
+    throw await jsonReadError(db, plan, e);
   }
   const kept = await db.all('SELECT count(*) AS n FROM audit_rows');
   const present: CanonicalColumn[] = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
@@ -414,7 +487,59 @@ export async function loadDump(
     badRows,
     badExamples,
     lengthUnit: tokensKnown ? 'tokens' : has('response') ? 'characters' : null,
+    grouping,
   };
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/**
+ * The contiguous group size (given, or inferred from the runs of equal (step, prompt) within each
+ * file), checked: every block of `size` rows of a file must hold one step and one prompt. Positions
+ * are the file's row numbers, so skipped bad rows do not shift the blocks.
+ */
+async function resolveGrouping(
+  db: DuckSession,
+  plan: SourcePlan,
+  grouping: LoadOptions['grouping'],
+): Promise<GroupingUsed> {
+  if (grouping.kind === 'label') return grouping;
+  let size = grouping.size;
+  const inferred = size === null;
+  if (size === null) {
+    const runs = await db.all(`SELECT DISTINCT count(*) AS len FROM (
+        SELECT __file, sum(CASE WHEN grp IS NOT DISTINCT FROM prev_grp AND step_d IS NOT DISTINCT FROM prev_step
+                                AND __pos = prev_pos + 1 THEN 0 ELSE 1 END)
+                 OVER (PARTITION BY __file ORDER BY __pos) AS run
+        FROM (SELECT __file, __pos, grp, step_d, lag(grp) OVER w AS prev_grp, lag(step_d) OVER w AS prev_step,
+                     lag(__pos) OVER w AS prev_pos
+              FROM audit_typed WHERE problem IS NULL WINDOW w AS (PARTITION BY __file ORDER BY __pos)))
+      GROUP BY __file, run`);
+    size = runs.map((r) => Number(r.len)).reduce((g, n) => gcd(g, n), 0);
+    if (size < 2) {
+      throw new LabError(
+        'BAD_VALUE',
+        `${plan.files[0]}: cannot infer the group size (num_generations) from the runs of equal prompts (their greatest common divisor is ${size}); give it with --group-size N`,
+        { details: { file: plan.files[0], field: '--group-size' } },
+      );
+    }
+  }
+  const broken = (
+    await db.all(`SELECT __file AS file, min(__pos) AS first FROM audit_typed WHERE problem IS NULL
+      GROUP BY __file, __pos // ${size} HAVING count(DISTINCT grp) > 1 OR count(DISTINCT step_d) > 1
+      ORDER BY list_position(${fileList(plan.files)}, __file), first LIMIT 1`)
+  )[0];
+  if (broken) {
+    const first = Number(broken.first);
+    throw new LabError(
+      'BAD_VALUE',
+      `${String(broken.file)} rows ${first - (first % size)}-${first - (first % size) + size - 1}: a block of ${size} rows holds more than one prompt or step, so the rows are not contiguous groups of ${size}${inferred ? ' (inferred)' : ''}; give the group size (num_generations) with --group-size N`,
+      { details: { file: String(broken.file), row: first, field: '--group-size' } },
+    );
+  }
+  return { kind: 'contiguous', size, inferred };
 }
 
 /**
@@ -467,20 +592,15 @@ async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): 
   for (const f of firstFiles) {
     if (out.length >= limit) break;
     const file = String(f.file);
-    const typed = typedSql(plan, sourceSql(plan, [file], true));
+    // JSONL: the line-by-line reader, whose position is the physical line.
+    const located = { ...plan, rawLines: plan.format === 'jsonl' };
+    const typed = typedSql(located, sourceSql(located, [file], true));
     const rows = await db.all(
       `SELECT __pos AS pos, problem FROM (${typed}) WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
     );
-    if (plan.format === 'jsonl') {
-      const lines = await jsonlLinesOfRecords(
-        file,
-        rows.map((r) => Number(r.pos)),
-      );
-      rows.forEach((r, i) => {
-        out.push({ file, line: lines[i] as number, problem: String(r.problem) });
-      });
-    } else {
-      for (const r of rows) out.push({ file, row: Number(r.pos), problem: String(r.problem) });
+    for (const r of rows) {
+      if (plan.format === 'jsonl') out.push({ file, line: Number(r.pos), problem: String(r.problem) });
+      else out.push({ file, row: Number(r.pos), problem: String(r.problem) });
     }
   }
   return out;

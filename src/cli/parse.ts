@@ -9,6 +9,7 @@ import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
+import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 
 const seedSchema = z.coerce
   .number()
@@ -96,6 +97,8 @@ export type ParsedCli =
       passValue: number;
       /** DuckDB memory limit (`--memory-limit 1GB`); null = DuckDB's default (80% of RAM). */
       memoryLimit: string | null;
+      /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
+      auditExtra: AuditCliExtra;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean };
@@ -250,6 +253,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
+  addAuditExtraOptions(audit);
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
@@ -275,6 +279,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
+      auditExtra: auditExtraOf(o),
       debug: debugOf(),
     });
   });

@@ -70,6 +70,34 @@ describe('labs audit (CLI)', () => {
     ]);
   });
 
+  it('an --out that cannot be written is refused before the audit runs, and nothing is created', async () => {
+    const { mkdtemp, writeFile, rm, readdir } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const root = await mkdtemp(join(tmpdir(), 'labs-audit-out-'));
+    try {
+      const file = join(root, 'a-file');
+      await writeFile(file, 'x');
+      // the dump does not exist: an error about it would mean the audit ran before the check
+      for (const out of [join(file, 'sub', 'dir'), file]) {
+        const e = await auditCommand(parseAudit(['audit', '/nonexistent/dump', '--out', out])).then(
+          () => null,
+          (err: LabError) => err,
+        );
+        expect(e?.code).toBe('BAD_CLI');
+        expect(e?.message).toMatch(/^--out .*nothing was run$/);
+      }
+      expect(await readdir(root)).toEqual(['a-file']);
+      // a writable place passes the check (and then the missing dump is the error)
+      await expect(
+        auditCommand(parseAudit(['audit', '/nonexistent/dump', '--out', join(root, 'new', 'dir')])),
+      ).rejects.toThrow(/\/nonexistent\/dump: cannot read/);
+      expect(await readdir(root)).toEqual(['a-file']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('a missing path is an IO error naming it', async () => {
     await expect(auditCommand(parseAudit(['audit', '/nonexistent/dump']))).rejects.toThrow(
       /\/nonexistent\/dump: cannot read/,
