@@ -19,13 +19,13 @@ import type { JsonValue, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import {
   type AuditAggregate,
-  AuditAggregator,
   type KindCounts,
   type TaskStats,
   tokenDenominators,
   zeroVariance,
 } from './aggregate.js';
 import { openDuckSession } from './duckdb.js';
+import { groupStats } from './groupStats.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
 
@@ -66,8 +66,6 @@ export const AUDIT_DEFAULTS = Object.freeze({
   scaleRewards: 'group',
 } as const satisfies Partial<AuditOptions>);
 
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
 function ratio(a: number, b: number): number {
   return b === 0 ? 0 : a / b;
 }
@@ -87,64 +85,27 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
       grouping:
         preset.grouping === 'label' ? { kind: 'label' } : { kind: 'contiguous', size: opts.groupSize },
       rewardWeights: opts.rewardWeights,
+      passValue: opts.passValue,
+      keepAdvantages: preset.recompute !== null,
     });
-    const stepStd =
-      preset.recompute && opts.scaleRewards === 'batch'
-        ? new Map(
-            (await db.all('SELECT step, stddev_samp(reward) AS sd FROM audit_rows GROUP BY step')).map(
-              (r) => [Number(r.step), r.sd === null ? Number.NaN : Number(r.sd)],
-            ),
-          )
-        : null;
-    const aggregator = new AuditAggregator({
+    const recompute = preset.recompute !== null && loaded.columns.advantage !== undefined;
+    const agg = await groupStats(db, {
       failValue: opts.failValue,
       passValue: opts.passValue,
-      recompute: preset.recompute,
-      scaleRewards: opts.scaleRewards,
-      stepStd,
+      recompute: recompute ? { scaleRewards: opts.scaleRewards, tolerance: 1e-3 } : null,
     });
-    let done = 0;
-    await db.stream(
-      `SELECT gid, tid, CAST(step AS DOUBLE), reward, length, CAST(action AS DOUBLE), CAST(env AS DOUBLE), truncated, advantage
-       FROM audit_rows ORDER BY gid`,
-      (chunk) => {
-        const cols = [0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => chunk.column(i));
-        const [gid, tid, step, reward, length, action, env, truncated, advantage] = cols as [
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-          (typeof cols)[0],
-        ];
-        for (let i = 0; i < chunk.rowCount; i++) {
-          aggregator.push({
-            gid: gid.getItem(i) as number,
-            tid: tid.getItem(i) as number,
-            step: step.getItem(i) as number,
-            reward: reward.getItem(i) as number,
-            length: num(length.getItem(i)),
-            action: num(action.getItem(i)),
-            env: num(env.getItem(i)),
-            truncated: truncated.getItem(i) as boolean | null,
-            advantage: num(advantage.getItem(i)),
-          });
-        }
-        done += chunk.rowCount;
-        opts.onProgress?.(done, loaded.rowsKept);
-      },
+    opts.onProgress?.(loaded.rowsKept, loaded.rowsKept);
+    const taskText = agg.taskText ?? new Map<number, string>();
+    // The row-level values, unnested from the parts' lists (no second read of the files).
+    await db.exec(
+      'CREATE OR REPLACE TEMP VIEW audit_values AS SELECT unnest(rws) AS reward, unnest(lens) AS length FROM audit_good',
     );
-    const agg = aggregator.finish();
-    const taskRows = await db.all('SELECT tid, any_value(task) AS task FROM audit_rows GROUP BY tid');
-    const taskText = new Map(taskRows.map((r) => [Number(r.tid), String(r.task)]));
     const rewardDist = await rewardDistribution(db);
     const lengths = await db.all(
-      `SELECT reward >= ${opts.passValue} AS correct, count(*) AS samples, avg(length) AS mean,
-              median(length) AS median, quantile_cont(length, 0.9) AS p90
-       FROM audit_rows WHERE length IS NOT NULL GROUP BY 1 ORDER BY 1 DESC`,
+      `SELECT correct, samples, mean, q[1] AS median, q[2] AS p90 FROM (
+         SELECT reward >= ${opts.passValue} AS correct, count(*) AS samples, avg(length) AS mean,
+                quantile_cont(length, [0.5, 0.9]) AS q
+         FROM audit_values WHERE length IS NOT NULL GROUP BY 1) ORDER BY correct DESC`,
     );
     return buildRecord(path, opts, loaded, agg, taskText, rewardDist, lengths, performance.now() - started);
   } finally {
@@ -193,12 +154,12 @@ async function rewardDistribution(
   db: Awaited<ReturnType<typeof openDuckSession>>,
 ): Promise<Record<string, JsonValue>[]> {
   const s = (
-    await db.all('SELECT count(DISTINCT reward) AS k, min(reward) AS lo, max(reward) AS hi FROM audit_rows')
+    await db.all('SELECT count(DISTINCT reward) AS k, min(reward) AS lo, max(reward) AS hi FROM audit_values')
   )[0];
   const k = Number(s?.k ?? 0);
   if (k <= 20) {
     const rows = await db.all(
-      'SELECT reward AS value, count(*) AS n FROM audit_rows GROUP BY reward ORDER BY reward',
+      'SELECT reward AS value, count(*) AS n FROM audit_values GROUP BY reward ORDER BY reward',
     );
     return rows.map((r) => ({ value: Number(r.value), samples: Number(r.n) }));
   }
@@ -207,7 +168,7 @@ async function rewardDistribution(
   const width = (hi - lo) / 10;
   const rows = await db.all(
     `SELECT least(CAST(floor((reward - ${lo}) / ${width}) AS INTEGER), 9) AS bin, count(*) AS n
-     FROM audit_rows GROUP BY 1 ORDER BY 1`,
+     FROM audit_values GROUP BY 1 ORDER BY 1`,
   );
   return rows.map((r) => ({
     bin_lo: lo + Number(r.bin) * width,

@@ -66,6 +66,10 @@ export interface LoadOptions {
   grouping: { kind: 'label' } | { kind: 'contiguous'; size: number | null };
   /** TRL `reward_weights`, in the order of the reward columns; null: all 1. */
   rewardWeights: readonly number[] | null;
+  /** A sample with reward >= passValue is correct. */
+  passValue: number;
+  /** Keep the logged advantages (as lists per part) for the recomputation check. */
+  keepAdvantages: boolean;
 }
 
 /** The grouping an audit used, for the record. */
@@ -187,8 +191,9 @@ function sourceSql(plan: SourcePlan, files: readonly string[], withPosition: boo
     const declared = [...sources]
       .map((s) => `${sqlString(s)}: ${s === maskSource ? "'JSON'" : "'VARCHAR'"}`)
       .join(', ');
-    return `SELECT __file, ${withPosition ? 'ordinality' : 'NULL'} AS __pos, NULL::VARCHAR AS r_json_problem, ${select.join(', ')}
-      FROM read_json(${fileList(files)}, format='newline_delimited', filename='__file',
+    // No file name column: JSONL groups by label, and a bad line is located file by file.
+    return `SELECT NULL::VARCHAR AS __file, ${withPosition ? 'ordinality' : 'NULL'} AS __pos, NULL::VARCHAR AS r_json_problem, ${select.join(', ')}
+      FROM read_json(${fileList(files)}, format='newline_delimited',
         columns={${declared}}, ignore_errors=false)
       ${withPosition ? 'WITH ORDINALITY' : ''}`;
   }
@@ -237,10 +242,6 @@ function typedSql(plan: SourcePlan, source: string): string {
   const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
   const name = (c: CanonicalColumn) => JSON.stringify(plan.columns[c]);
   const shown = (raw: string) => `left(CAST(${raw} AS VARCHAR), 40)`;
-  const rewardExpr =
-    plan.rewardRule === 'column'
-      ? 'TRY_CAST(r_reward AS DOUBLE)'
-      : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `${plan.rewardWeights ? `${plan.rewardWeights[i]} * ` : ''}TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
   const checks: string[] = [];
   const rawCols = [
     ...(Object.keys(plan.columns) as CanonicalColumn[]).map((c) => RAW[c]),
@@ -289,8 +290,18 @@ function typedSql(plan: SourcePlan, source: string): string {
   if (has('response')) {
     checks.push(`WHEN r_response IS NULL THEN 'missing response (field ${name('response')})'`);
   }
+  return `SELECT *, CASE ${checks.join('\n      ')} ELSE NULL END AS problem FROM (${typedInnerSql(plan, source)})`;
+}
+
+/** The raw relation with typed columns added (step_d, grp, task, reward, resp_len, action_d, ...). */
+function typedInnerSql(plan: SourcePlan, source: string): string {
+  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const rewardExpr =
+    plan.rewardRule === 'column'
+      ? 'TRY_CAST(r_reward AS DOUBLE)'
+      : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `${plan.rewardWeights ? `${plan.rewardWeights[i]} * ` : ''}TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
   const opt = (c: CanonicalColumn, expr: string, type: string) => (has(c) ? expr : `NULL::${type}`);
-  return `SELECT *, CASE ${checks.join('\n      ')} ELSE NULL END AS problem FROM (
+  return `
     SELECT *,
       TRY_CAST(r_step AS DOUBLE) AS step_d,
       CAST(r_group AS VARCHAR) AS grp,
@@ -302,7 +313,39 @@ function typedSql(plan: SourcePlan, source: string): string {
       ${opt('truncated', 'TRY_CAST(r_truncated AS BOOLEAN)', 'BOOLEAN')} AS truncated,
       ${opt('mask', 'TRY_CAST(r_mask AS DOUBLE[])', 'DOUBLE[]')} AS mask_l,
       ${opt('advantage', 'TRY_CAST(r_advantage AS DOUBLE)', 'DOUBLE')} AS advantage
-    FROM (${source}))`;
+    FROM (${source})`;
+}
+
+/**
+ * Per mapped column, a status: 0 good, 1 missing, 2 present but invalid (the same tests as the
+ * checks of `typedSql`, which words the message of a located bad row).
+ */
+function statusSql(plan: SourcePlan): Partial<Record<CanonicalColumn, string>> {
+  const out: Partial<Record<CanonicalColumn, string>> = {};
+  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const st = (missing: string, invalid: string) =>
+    `CAST(CASE WHEN ${missing} THEN 1 WHEN ${invalid} THEN 2 ELSE 0 END AS UTINYINT)`;
+  const count = (typed: string) =>
+    `${typed} IS NULL OR NOT isfinite(${typed}) OR ${typed} < 0 OR ${typed} <> floor(${typed})`;
+  out.step = st('r_step IS NULL', 'step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d)');
+  out.group = st('r_group IS NULL', 'false');
+  out.task = st('r_task IS NULL', 'false');
+  out.reward =
+    plan.rewardRule === 'column'
+      ? st('r_reward IS NULL', 'reward IS NULL OR NOT isfinite(reward)')
+      : st('false', 'reward IS NULL OR NOT isfinite(reward)');
+  if (has('action_tokens')) out.action_tokens = st('r_action IS NULL', count('action_d'));
+  if (has('env_tokens')) out.env_tokens = st('r_env IS NULL', count('env_d'));
+  if (has('truncated')) out.truncated = st('r_truncated IS NULL', 'truncated IS NULL');
+  if (has('mask'))
+    out.mask = st(
+      'r_mask IS NULL',
+      'mask_l IS NULL OR len(list_filter(mask_l, x -> x IS NULL OR (x <> 0 AND x <> 1))) > 0',
+    );
+  if (has('advantage'))
+    out.advantage = st('r_advantage IS NULL', 'advantage IS NULL OR NOT isfinite(advantage)');
+  if (has('response')) out.response = st('r_response IS NULL', 'false');
+  return out;
 }
 
 /** Is this DuckDB's "Malformed JSON in file F ..." or "JSON transform error in file F ..."? Returns F. */
@@ -378,30 +421,77 @@ export async function loadDump(
     if (plan.rewardRule === 'column') plan.rewardWeights = null;
   }
 
-  // Pass 1: which optional columns the dump has (a JSONL key that never appears reads as all NULL).
-  const optional = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
-    (c) => !preset.required.includes(c),
-  );
-  const presence = optional.map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
-  const required = preset.required
-    .filter((c) => plan.columns[c] !== undefined)
-    .map((c) => `count(${RAW[c]}) AS ${RAW[c]}`);
-  const countSql = () =>
-    `SELECT count(*) AS n ${[...presence, ...required].map((s) => `, ${s}`).join('')} FROM (${sourceSql(plan, dump.files, false)})`;
-  let counts: Record<string, unknown>;
+  // The typed rows, as a view over the files: a status per mapped column, the derived numbers
+  // (no raw text: the response as its length, the mask as its sums).
+  const status = statusSql(plan);
+  const mapped = Object.keys(status) as CanonicalColumn[];
+  const bit = (c: CanonicalColumn) => 2 ** mapped.indexOf(c);
+  const defineSource = () =>
+    db.exec(`CREATE OR REPLACE TEMP VIEW audit_src AS
+      SELECT __file, __pos,
+        CAST(${mapped.map((c) => `(CASE WHEN s_${c} = 1 THEN ${bit(c)} ELSE 0 END)`).join(' + ')} AS UINTEGER) AS missing_bits,
+        CAST(${mapped.map((c) => `(CASE WHEN s_${c} = 2 THEN ${bit(c)} ELSE 0 END)`).join(' + ')} AS UINTEGER) AS invalid_bits,
+        s_json, step, grp, task, reward, action, env,
+        CASE WHEN action IS NOT NULL AND env IS NOT NULL THEN CAST(action + env AS DOUBLE) ELSE CAST(resp_len AS DOUBLE) END AS length,
+        truncated, advantage
+      FROM (
+        SELECT __file, __pos, r_json_problem IS NOT NULL AS s_json,
+          ${mapped.map((c) => `${status[c]} AS s_${c}`).join(', ')},
+          CASE WHEN step_d = floor(step_d) AND isfinite(step_d) THEN CAST(step_d AS BIGINT) END AS step,
+          grp, task, reward, resp_len,
+          coalesce(CASE WHEN action_d = floor(action_d) AND isfinite(action_d) AND action_d >= 0 THEN CAST(action_d AS BIGINT) END,
+                   CASE WHEN mask_l IS NOT NULL THEN CAST(coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS action,
+          coalesce(CASE WHEN env_d = floor(env_d) AND isfinite(env_d) AND env_d >= 0 THEN CAST(env_d AS BIGINT) END,
+                   CASE WHEN mask_l IS NOT NULL THEN CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS env,
+          truncated, advantage
+        FROM (${typedInnerSql(plan, sourceSql(plan, dump.files, false))}))`);
+  await defineSource();
+  // Groups: (step, label), or contiguous blocks of a file (the size found by a first pass).
+  const grouping = await resolveGrouping(db, plan, options.grouping);
+  const keys =
+    grouping.kind === 'label'
+      ? ['step', 'grp']
+      : [`list_position(${fileList(plan.files)}, __file)`, `__pos // ${grouping.size}`];
+  // The one read of the files: per (group, task, status pattern) sums, and the rewards and lengths
+  // as lists (for the reward distribution and the length quantiles). Only these parts are kept.
+  // When the group label is the task (verl: both are the prompt), one string key, not two.
+  const taskIsLabel = grouping.kind === 'label' && plan.columns.group === plan.columns.task;
+  const partsSql = `CREATE OR REPLACE TEMP TABLE audit_parts AS
+    SELECT ${keys[0]} AS k0, ${keys[1]} AS k1, ${taskIsLabel ? 'grp' : 'task'} AS task, missing_bits, invalid_bits, s_json,
+      any_value(step) AS st, count(*) AS n,
+      min(reward) AS lo, max(reward) AS hi, sum(reward) AS rs,
+      count(*) FILTER (WHERE reward >= ${options.passValue}) AS correct,
+      count(*) FILTER (WHERE action IS NOT NULL AND env IS NOT NULL) AS token_rows,
+      coalesce(sum(action) FILTER (WHERE env IS NOT NULL), 0) AS action,
+      coalesce(sum(env) FILTER (WHERE action IS NOT NULL), 0) AS env,
+      count(*) FILTER (WHERE action > 0 AND env IS NOT NULL) AS with_action,
+      coalesce(max(action + env), 0) AS max_len,
+      count(truncated) AS trunc_rows, count(*) FILTER (WHERE truncated) AS trunc,
+      count(*) FILTER (WHERE truncated AND reward >= ${options.passValue}) AS trunc_correct,
+      coalesce(sum(reward) FILTER (WHERE truncated), 0) AS trunc_reward,
+      list(reward) AS rws, list(length) AS lens${options.keepAdvantages ? ', list(advantage) AS advs' : ''}
+    FROM audit_src GROUP BY ${keys.join(', ')}, ${taskIsLabel ? '' : 'task, '}missing_bits, invalid_bits, s_json`;
   try {
-    counts = (await db.all(countSql()))[0] ?? {};
+    await db.exec(partsSql);
   } catch (e) {
     // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
     // the line-by-line reader, which turns such lines into counted bad rows.
     if (!options.skipBadRows || jsonErrorFile(e) === null) throw await jsonReadError(db, plan, e);
     plan.rawLines = true;
     try {
-      counts = (await db.all(countSql()))[0] ?? {};
+      await defineSource();
+      await db.exec(partsSql);
     } catch (e2) {
       throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
     }
   }
+  // Which mapped columns the dump has (a JSONL key that never appears reads as all NULL).
+  const counts =
+    (
+      await db.all(
+        `SELECT sum(n) AS n${mapped.map((c) => `, coalesce(sum(n) FILTER (WHERE missing_bits & ${bit(c)} = 0), 0) AS ${RAW[c]}`).join('')} FROM audit_parts`,
+      )
+    )[0] ?? {};
   const rowsRead = Number(counts.n ?? 0);
   if (rowsRead === 0) {
     throw new LabError('BAD_VALUE', `${dump.files[0]}: the dump has no rows`, {
@@ -418,18 +508,17 @@ export async function loadDump(
       );
     }
   }
-  for (const c of optional) if (Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
-
-  // Pass 2: row validation. `problem` names the first thing wrong with a row.
-  const typed = typedSql(plan, sourceSql(plan, dump.files, false));
-  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_typed AS ${typed}`);
-  let badRows: number;
-  try {
-    const r = await db.all('SELECT count(*) FILTER (WHERE problem IS NOT NULL) AS bad FROM audit_typed');
-    badRows = Number(r[0]?.bad ?? 0);
-  } catch (e) {
-    throw await jsonReadError(db, plan, e);
+  for (const c of mapped) {
+    if (!preset.required.includes(c) && Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
   }
+  const presentMask = mapped
+    .filter((c) => plan.columns[c] !== undefined || c === 'reward')
+    .reduce((m, c) => m + bit(c), 0);
+  const badExpr = `(s_json OR (missing_bits | invalid_bits) & ${presentMask} <> 0)`;
+  const badRows = Number(
+    (await db.all(`SELECT coalesce(sum(n) FILTER (WHERE ${badExpr}), 0) AS bad FROM audit_parts`))[0]?.bad ??
+      0,
+  );
   const badExamples = badRows > 0 ? await locateBadRows(db, plan, 5) : [];
   if (badRows > 0 && !options.skipBadRows) {
     const first = badExamples[0];
@@ -440,38 +529,10 @@ export async function loadDump(
       { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
     );
   }
-
-  // Pass 3: the good rows, with dense group and task ids.
+  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_good AS SELECT * FROM audit_parts WHERE NOT ${badExpr}`);
   const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
-  const action = has('action_tokens')
-    ? 'CAST(action_d AS BIGINT)'
-    : has('mask')
-      ? 'CAST(coalesce(list_sum(mask_l), 0) AS BIGINT)'
-      : 'NULL::BIGINT';
-  const env = has('env_tokens')
-    ? 'CAST(env_d AS BIGINT)'
-    : has('mask')
-      ? 'CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT)'
-      : 'NULL::BIGINT';
-  const tokensKnown = action !== 'NULL::BIGINT' && env !== 'NULL::BIGINT';
-  const length = tokensKnown ? '(action + env)' : has('response') ? 'resp_len' : 'NULL';
-  const grouping = await resolveGrouping(db, plan, options.grouping);
-  const groupOrder =
-    grouping.kind === 'label'
-      ? 'step, grp'
-      : `list_position(${fileList(plan.files)}, __file), __pos // ${grouping.size}`;
-  try {
-    await db.exec(`CREATE OR REPLACE TEMP TABLE audit_rows AS
-      SELECT CAST(dense_rank() OVER (ORDER BY ${groupOrder}) - 1 AS INTEGER) AS gid,
-             CAST(dense_rank() OVER (ORDER BY task) - 1 AS INTEGER) AS tid,
-             step, task, reward, CAST(${length} AS DOUBLE) AS length, action, env, truncated, advantage
-      FROM (SELECT __file, __pos, CAST(step_d AS BIGINT) AS step, grp, task, reward, resp_len,
-                   ${action} AS action, ${env} AS env, truncated, advantage
-            FROM audit_typed WHERE problem IS NULL)`);
-  } catch (e) {
-    throw await jsonReadError(db, plan, e);
-  }
-  const kept = await db.all('SELECT count(*) AS n FROM audit_rows');
+  const tokensKnown = (has('action_tokens') || has('mask')) && (has('env_tokens') || has('mask'));
+  const kept = [{ n: rowsRead - badRows }];
   const present: CanonicalColumn[] = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
     (c) => c !== 'reward',
   );
@@ -505,17 +566,19 @@ async function resolveGrouping(
   plan: SourcePlan,
   grouping: LoadOptions['grouping'],
 ): Promise<GroupingUsed> {
+  // Rows that can be placed: a step and a prompt (other bad rows keep their place in the file).
+  const placed = 'step IS NOT NULL AND grp IS NOT NULL';
   if (grouping.kind === 'label') return grouping;
   let size = grouping.size;
   const inferred = size === null;
   if (size === null) {
     const runs = await db.all(`SELECT DISTINCT count(*) AS len FROM (
-        SELECT __file, sum(CASE WHEN grp IS NOT DISTINCT FROM prev_grp AND step_d IS NOT DISTINCT FROM prev_step
+        SELECT __file, sum(CASE WHEN grp IS NOT DISTINCT FROM prev_grp AND step IS NOT DISTINCT FROM prev_step
                                 AND __pos = prev_pos + 1 THEN 0 ELSE 1 END)
                  OVER (PARTITION BY __file ORDER BY __pos) AS run
-        FROM (SELECT __file, __pos, grp, step_d, lag(grp) OVER w AS prev_grp, lag(step_d) OVER w AS prev_step,
+        FROM (SELECT __file, __pos, grp, step, lag(grp) OVER w AS prev_grp, lag(step) OVER w AS prev_step,
                      lag(__pos) OVER w AS prev_pos
-              FROM audit_typed WHERE problem IS NULL WINDOW w AS (PARTITION BY __file ORDER BY __pos)))
+              FROM audit_src WHERE ${placed} WINDOW w AS (PARTITION BY __file ORDER BY __pos)))
       GROUP BY __file, run`);
     size = runs.map((r) => Number(r.len)).reduce((g, n) => gcd(g, n), 0);
     if (size < 2) {
@@ -527,8 +590,8 @@ async function resolveGrouping(
     }
   }
   const broken = (
-    await db.all(`SELECT __file AS file, min(__pos) AS first FROM audit_typed WHERE problem IS NULL
-      GROUP BY __file, __pos // ${size} HAVING count(DISTINCT grp) > 1 OR count(DISTINCT step_d) > 1
+    await db.all(`SELECT __file AS file, min(__pos) AS first FROM audit_src WHERE ${placed}
+      GROUP BY __file, __pos // ${size} HAVING count(DISTINCT grp) > 1 OR count(DISTINCT step) > 1
       ORDER BY list_position(${fileList(plan.files)}, __file), first LIMIT 1`)
   )[0];
   if (broken) {
@@ -584,14 +647,11 @@ async function planParquetColumns(db: DuckSession, plan: SourcePlan, preset: Aud
 
 /** The first `limit` bad rows, in file order, with their JSONL line or Parquet row. */
 async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): Promise<BadRow[]> {
-  const firstFiles = await db.all(
-    `SELECT __file AS file, count(*) AS n FROM audit_typed WHERE problem IS NOT NULL GROUP BY __file
-     ORDER BY list_position(${fileList(plan.files)}, __file) LIMIT ${limit}`,
-  );
+  // Bad rows are rare: the files are searched in order (line by line for JSONL) until `limit`
+  // bad rows are found.
   const out: BadRow[] = [];
-  for (const f of firstFiles) {
+  for (const file of plan.files) {
     if (out.length >= limit) break;
-    const file = String(f.file);
     // JSONL: the line-by-line reader, whose position is the physical line.
     const located = { ...plan, rawLines: plan.format === 'jsonl' };
     const typed = typedSql(located, sourceSql(located, [file], true));

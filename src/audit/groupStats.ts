@@ -1,0 +1,177 @@
+/**
+ * The audit's statistics computed in SQL over `audit_good` (the reader's per-(group, task) parts of
+ * the good rows, one read of the files), so that only step-, task- and group-size-level rows reach
+ * JS. Classification is the rule of `classifyGroups` (src/core/groupDiagnostics.ts), written on the
+ * group's min and max: size 1 -> singleton; min <> max -> mixed; else all_wrong (value <= failValue),
+ * all_right (>= passValue) or all_equal_other. A zero-variance group has >= 2 members, all equal.
+ *
+ * Token denominators, per verl's agg_loss with the dump treated as one batch (or one step): see
+ * `tokenDenominators` in aggregate.ts.
+ */
+import type {
+  AdvantageCheck,
+  AuditAggregate,
+  KindCounts,
+  StepStats,
+  TaskStats,
+  TokenCounts,
+} from './aggregate.js';
+import type { DuckSession } from './duckdb.js';
+
+export interface GroupStatsOptions {
+  failValue: number;
+  passValue: number;
+  /** Recompute TRL advantages (needs `advs` lists in the parts) with this scale_rewards. */
+  recompute: { scaleRewards: 'group' | 'batch' | 'none'; tolerance: number } | null;
+}
+
+const KINDS = ['all_wrong', 'all_right', 'all_equal_other', 'mixed', 'singleton'] as const;
+const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/**
+ * Group counts per kind over rows that are one per group (audit_groups), or one per (group, task)
+ * (audit_pk: the good parts are unique per group and task, so a task counts each of its groups once).
+ */
+function kindColumns(): string {
+  return ['count(*) AS groups', ...KINDS.map((k) => `count(*) FILTER (WHERE kind = '${k}') AS ${k}`)].join(
+    ', ',
+  );
+}
+
+function kindsOf(r: Record<string, unknown>): KindCounts {
+  return {
+    groups: n(r.groups),
+    all_wrong: n(r.all_wrong),
+    all_right: n(r.all_right),
+    all_equal_other: n(r.all_equal_other),
+    mixed: n(r.mixed),
+    singleton: n(r.singleton),
+  };
+}
+
+function tokensOf(r: Record<string, unknown>): TokenCounts {
+  return {
+    rows: n(r.token_rows),
+    action: n(r.action),
+    env: n(r.env),
+    rowsWithAction: n(r.with_action),
+    maxLength: n(r.max_len),
+    zeroAdvantageAction: n(r.zadv),
+  };
+}
+
+const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(correct) AS correct, sum(trunc) AS truncated,
+  sum(token_rows) AS token_rows, sum(action) AS action, sum(env) AS env, sum(with_action) AS with_action,
+  max(max_len) AS max_len, coalesce(sum(action) FILTER (WHERE zv), 0) AS zadv, sum(trunc_rows) AS trunc_rows,
+  sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward`;
+
+/** Builds `audit_groups` and `audit_pk` and returns the aggregate of the whole dump. */
+export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Promise<AuditAggregate> {
+  await db.exec(`CREATE OR REPLACE TEMP TABLE audit_groups AS
+    SELECT k0, k1, any_value(st) AS step, sum(n) AS n, count(*) AS ntasks,
+      CASE WHEN sum(n) = 1 THEN 'singleton' WHEN min(lo) <> max(hi) THEN 'mixed'
+           WHEN min(lo) <= ${opts.failValue} THEN 'all_wrong' WHEN min(lo) >= ${opts.passValue} THEN 'all_right'
+           ELSE 'all_equal_other' END AS kind
+    FROM audit_good GROUP BY k0, k1`);
+  await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
+    SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
+      p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, g.kind,
+      g.kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
+    FROM audit_good p JOIN audit_groups g USING (k0, k1)`);
+  const total = (await db.all(`SELECT ${PART_SUMS} FROM audit_pk`))[0] ?? {};
+  const kinds = (await db.all(`SELECT ${kindColumns()} FROM audit_groups`))[0];
+  const stepRows = await db.all(`
+    SELECT s.*, k.* EXCLUDE (step) FROM
+      (SELECT st AS step, ${PART_SUMS} FROM audit_pk GROUP BY st) s
+      JOIN (SELECT step, ${kindColumns()} FROM audit_groups GROUP BY step) k
+      USING (step) ORDER BY step`);
+  const steps: StepStats[] = stepRows.map((r) => ({
+    step: n(r.step),
+    rows: n(r.rows),
+    rewardSum: n(r.reward_sum),
+    correct: n(r.correct),
+    truncated: n(r.truncated),
+    tokens: tokensOf(r),
+    ...kindsOf(r),
+  }));
+  const taskRows = await db.all(`
+    SELECT task, sum(n) AS samples, sum(rs) AS reward_sum, sum(correct) AS correct,
+      coalesce(sum(n) FILTER (WHERE zv), 0) AS wasted, min(st) AS first_step, max(st) AS last_step, ${kindColumns()}
+    FROM audit_pk GROUP BY task ORDER BY task`);
+  const taskText = new Map<number, string>();
+  const tasks: TaskStats[] = taskRows.map((r, tid) => {
+    taskText.set(tid, String(r.task));
+    return {
+      tid,
+      samples: n(r.samples),
+      rewardSum: n(r.reward_sum),
+      correct: n(r.correct),
+      wastedSamples: n(r.wasted),
+      firstStep: n(r.first_step),
+      lastStep: n(r.last_step),
+      ...kindsOf(r),
+    };
+  });
+  const sizes = await db.all('SELECT n AS size, count(*) AS groups FROM audit_groups GROUP BY n ORDER BY n');
+  const mixedTaskGroups = n((await db.all('SELECT count(*) AS c FROM audit_groups WHERE ntasks > 1'))[0]?.c);
+  const advantageCheck = opts.recompute ? await checkAdvantages(db, opts.recompute) : null;
+  return {
+    rows: n(total.rows),
+    kinds: kindsOf(kinds ?? {}),
+    correct: n(total.correct),
+    rewardSum: n(total.reward_sum),
+    steps,
+    tasks,
+    taskText,
+    groupSizes: new Map(sizes.map((r) => [n(r.size), n(r.groups)])),
+    mixedTaskGroups,
+    tokens: n(total.token_rows) > 0 ? tokensOf(total) : null,
+    truncation:
+      n(total.trunc_rows) > 0
+        ? {
+            rows: n(total.trunc_rows),
+            truncated: n(total.truncated),
+            truncatedCorrect: n(total.trunc_correct),
+            truncatedRewardSum: n(total.trunc_reward),
+          }
+        : null,
+    advantageCheck,
+  };
+}
+
+/**
+ * TRL's advantage recomputed per group and compared with the logged one: (r − group mean) /
+ * (std + 1e-4), std the group's unbiased std (`group`), the step's (`batch`), or no division
+ * (`none`). Rows of singleton groups are counted apart (TRL refuses groups of one). A difference
+ * counts when |logged − recomputed| > tolerance · max(1, |recomputed|).
+ */
+async function checkAdvantages(
+  db: DuckSession,
+  r: NonNullable<GroupStatsOptions['recompute']>,
+): Promise<AdvantageCheck | null> {
+  const re =
+    r.scaleRewards === 'none'
+      ? '(rew - m)'
+      : `(rew - m) / (${r.scaleRewards === 'group' ? 'sd' : 'bsd'} + 1e-4)`;
+  const row = (
+    await db.all(`
+    WITH g AS (SELECT k0, k1, any_value(st) AS st, flatten(list(rws)) AS rs, flatten(list(advs)) AS a
+               FROM audit_good GROUP BY k0, k1),
+    bs AS (SELECT st, stddev_samp(x) AS bsd FROM (SELECT st, unnest(rs) AS x FROM g) GROUP BY st),
+    s AS (SELECT g.*, list_avg(rs) AS m, list_stddev_samp(rs) AS sd, len(rs) AS size, bs.bsd FROM g JOIN bs USING (st)),
+    x AS (SELECT size, unnest(rs) AS rew, unnest(a) AS adv, m, sd, bsd FROM s),
+    y AS (SELECT size, adv, ${re} AS re FROM x WHERE adv IS NOT NULL)
+    SELECT count(*) AS seen, count(*) FILTER (WHERE size = 1) AS singles, count(*) FILTER (WHERE size > 1) AS compared,
+      count(*) FILTER (WHERE size > 1 AND NOT (abs(adv - re) <= ${r.tolerance} * greatest(1, abs(re)))) AS differing,
+      coalesce(max(abs(adv - re)) FILTER (WHERE size > 1), 0) AS maxdiff
+    FROM y`)
+  )[0];
+  if (!row || n(row.seen) === 0) return null;
+  return {
+    convention: 'trl',
+    compared: n(row.compared),
+    differing: n(row.differing),
+    maxAbsDiff: n(row.maxdiff),
+    skippedSingletonRows: n(row.singles),
+  };
+}
