@@ -28,6 +28,7 @@ import { openDuckSession } from './duckdb.js';
 import { groupStats } from './groupStats.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
+import { checkZeroStdTol, policiesRecord, zeroVariancePolicies } from './zeroVariancePolicies.js';
 
 export interface AuditOptions {
   preset: AuditPresetName;
@@ -49,6 +50,11 @@ export interface AuditOptions {
   rewardWeights: number[] | null;
   /** TRL's `scale_rewards` for the recomputed advantage: 'group' (default), 'batch' or 'none'. */
   scaleRewards: 'group' | 'batch' | 'none';
+  /**
+   * `--zero-std-tol X` (>= 0): also count the groups that are zero-variance up to X (population std
+   * <= X, and max − min <= X, side by side with exact equality). Null: exact equality only.
+   */
+  zeroStdTol: number | null;
   /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
   memoryLimit?: string;
   onProgress?: (done: number, total: number) => void;
@@ -64,6 +70,7 @@ export const AUDIT_DEFAULTS = Object.freeze({
   groupSize: null,
   rewardWeights: null,
   scaleRewards: 'group',
+  zeroStdTol: null,
 } as const satisfies Partial<AuditOptions>);
 
 function ratio(a: number, b: number): number {
@@ -77,6 +84,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
   const preset = auditPreset(opts.preset);
   const mapping = resolveColumns(preset, opts.columns, opts.reward);
   checkTrlOptions(opts, preset.grouping);
+  checkZeroStdTol(opts.zeroStdTol);
   const dump = await listDumpFiles(path, preset);
   const db = await openDuckSession(opts.memoryLimit === undefined ? {} : { memoryLimit: opts.memoryLimit });
   try {
@@ -94,6 +102,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
       passValue: opts.passValue,
       recompute: recompute ? { scaleRewards: opts.scaleRewards, tolerance: 1e-3 } : null,
     });
+    const policies = await zeroVariancePolicies(db, opts.zeroStdTol, loaded.lengthUnit === 'tokens');
     opts.onProgress?.(loaded.rowsKept, loaded.rowsKept);
     const taskText = agg.taskText ?? new Map<number, string>();
     // The row-level values, unnested from the parts' lists (no second read of the files).
@@ -107,7 +116,21 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
                 quantile_cont(length, [0.5, 0.9]) AS q
          FROM audit_values WHERE length IS NOT NULL GROUP BY 1) ORDER BY correct DESC`,
     );
-    return buildRecord(path, opts, loaded, agg, taskText, rewardDist, lengths, performance.now() - started);
+    const record = buildRecord(
+      path,
+      opts,
+      loaded,
+      agg,
+      taskText,
+      rewardDist,
+      lengths,
+      performance.now() - started,
+    );
+    const p = policiesRecord(policies);
+    Object.assign(record.metrics, p.metrics);
+    record.tables.zero_variance_rules = p.table;
+    if (policies.statement) record.notes = [...(record.notes ?? []), policies.statement];
+    return record;
   } finally {
     db.close();
   }
@@ -376,6 +399,7 @@ function buildRecord(
       group_size: loaded.grouping.kind === 'contiguous' ? loaded.grouping.size : null,
       reward_weights: opts.rewardWeights,
       scale_rewards: agg.advantageCheck ? opts.scaleRewards : null,
+      zero_std_tol: opts.zeroStdTol,
       pass_value: opts.passValue,
       fail_value: opts.failValue,
       format: loaded.format,

@@ -4,6 +4,7 @@
  *  - `--group-size N` (trl): rows per group, TRL's `num_generations`; default: inferred.
  *  - `--reward-weights W,W,...` (trl): TRL's `reward_weights`, one per reward column.
  *  - `--scale-rewards group|batch|none` (trl): TRL's `scale_rewards` for the recomputed advantage.
+ *  - `--zero-std-tol X` (>= 0): also count groups that are zero-variance up to X (std and max − min).
  */
 import { type Command, Option } from 'commander';
 import { LabError } from '../core/errors.js';
@@ -12,6 +13,7 @@ export interface AuditCliExtra {
   groupSize: number | null;
   rewardWeights: number[] | null;
   scaleRewards: 'group' | 'batch' | 'none';
+  zeroStdTol: number | null;
 }
 
 export function addAuditExtraOptions(audit: Command): void {
@@ -31,6 +33,10 @@ export function addAuditExtraOptions(audit: Command): void {
       )
         .choices(['group', 'batch', 'none'])
         .default('group'),
+    )
+    .option(
+      '--zero-std-tol <x>',
+      'also count groups that are zero-variance up to x (population std <= x; max - min <= x), x >= 0',
     );
 }
 
@@ -58,7 +64,17 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
       );
     }
   }
+  let zeroStdTol: number | null = null;
+  if (o.zeroStdTol !== undefined) {
+    const text = String(o.zeroStdTol).trim();
+    const v = text === '' ? Number.NaN : Number(text);
+    if (!Number.isFinite(v) || v < 0) {
+      throw cliError('--zero-std-tol', `expects a finite number >= 0, got '${String(o.zeroStdTol)}'`);
+    }
+    zeroStdTol = v;
+  }
   return {
+    zeroStdTol,
     groupSize,
     rewardWeights,
     scaleRewards: (o.scaleRewards ?? 'group') as AuditCliExtra['scaleRewards'],

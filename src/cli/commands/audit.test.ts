@@ -49,6 +49,40 @@ describe('labs audit (CLI)', () => {
     expect(cliCode(['audit', 'd/', '--memory-limit', 'lots'])).toBe('BAD_CLI');
   });
 
+  it('parses the TRL and zero-variance options, and rejects bad values naming the option', () => {
+    const p = parseAudit([
+      'audit',
+      'd/',
+      '--preset',
+      'trl',
+      '--group-size',
+      '8',
+      '--reward-weights',
+      '1,0.5',
+      '--scale-rewards',
+      'none',
+      '--zero-std-tol',
+      '1e-6',
+    ]);
+    expect(p.auditExtra).toMatchObject({
+      groupSize: 8,
+      rewardWeights: [1, 0.5],
+      scaleRewards: 'none',
+      zeroStdTol: 1e-6,
+    });
+    expect(parseAudit(['audit', 'd/']).auditExtra).toMatchObject({ groupSize: null, zeroStdTol: null });
+    for (const bad of [
+      ['--zero-std-tol=-1', /--zero-std-tol expects a finite number >= 0/],
+      ['--zero-std-tol=abc', /--zero-std-tol/],
+      ['--group-size=1', /--group-size expects an integer >= 2/],
+      ['--reward-weights=1,,2', /--reward-weights/],
+      ['--scale-rewards=batchy', /scale-rewards/],
+    ] as const) {
+      expect(() => parseCli(['audit', 'd/', bad[0]])).toThrow(bad[1]);
+      expect(cliCode(['audit', 'd/', bad[0]])).toBe('BAD_CLI');
+    }
+  });
+
   it('prints the record as JSON with --json', async () => {
     const out: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
