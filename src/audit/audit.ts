@@ -27,6 +27,7 @@ import {
 import { openDuckSession } from './duckdb.js';
 import { groupStats } from './groupStats.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
+import { rankerAudit } from './rankerAudit.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
 import { checkZeroStdTol, policiesRecord, zeroVariancePolicies } from './zeroVariancePolicies.js';
 
@@ -55,6 +56,11 @@ export interface AuditOptions {
    * <= X, and max − min <= X, side by side with exact equality). Null: exact equality only.
    */
   zeroStdTol: number | null;
+  /**
+   * The ranker audit: `quality` (the score a redistribution would rank by) and `independent` (an
+   * independent quality measure), columns of the dump; both or neither. See rankerAudit.ts.
+   */
+  rankColumns: { quality: string; independent: string } | null;
   /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
   memoryLimit?: string;
   onProgress?: (done: number, total: number) => void;
@@ -71,6 +77,7 @@ export const AUDIT_DEFAULTS = Object.freeze({
   rewardWeights: null,
   scaleRewards: 'group',
   zeroStdTol: null,
+  rankColumns: null,
 } as const satisfies Partial<AuditOptions>);
 
 function ratio(a: number, b: number): number {
@@ -95,6 +102,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
       rewardWeights: opts.rewardWeights,
       passValue: opts.passValue,
       keepAdvantages: preset.recompute !== null,
+      rankColumns: opts.rankColumns,
     });
     const recompute = preset.recompute !== null && loaded.columns.advantage !== undefined;
     const agg = await groupStats(db, {
@@ -130,6 +138,13 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
     Object.assign(record.metrics, p.metrics);
     record.tables.zero_variance_rules = p.table;
     if (policies.statement) record.notes = [...(record.notes ?? []), policies.statement];
+    if (opts.rankColumns) {
+      const ranker = await rankerAudit(db, opts.rankColumns);
+      Object.assign(record.metrics, ranker.metrics);
+      record.tables.ranker_per_step = ranker.perStep;
+      record.tables.ranker_per_task = ranker.perTask;
+      record.notes = [...(record.notes ?? []), ...ranker.notes];
+    }
     return record;
   } finally {
     db.close();
@@ -400,6 +415,7 @@ function buildRecord(
       reward_weights: opts.rewardWeights,
       scale_rewards: agg.advantageCheck ? opts.scaleRewards : null,
       zero_std_tol: opts.zeroStdTol,
+      rank_columns: opts.rankColumns,
       pass_value: opts.passValue,
       fail_value: opts.failValue,
       format: loaded.format,

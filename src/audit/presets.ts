@@ -37,6 +37,12 @@ export const CANONICAL_COLUMNS = [
 ] as const;
 export type CanonicalColumn = (typeof CANONICAL_COLUMNS)[number];
 
+/**
+ * Canonical columns plus the ranker audit's two (read only when asked for, with `--quality COL`
+ * and `--independent COL`; never part of a preset's default mapping).
+ */
+export type AuditColumn = CanonicalColumn | 'quality' | 'independent';
+
 export type DumpFormat = 'jsonl' | 'parquet';
 
 export interface AuditPreset {

@@ -16,12 +16,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import { type DuckSession, duckError, sqlIdent, sqlString } from './duckdb.js';
-import {
-  type AuditPreset,
-  type CanonicalColumn,
-  type DumpFormat,
-  TRL_NON_REWARD_COLUMNS,
-} from './presets.js';
+import { type AuditColumn, type AuditPreset, type DumpFormat, TRL_NON_REWARD_COLUMNS } from './presets.js';
 
 export interface DumpFiles {
   files: string[];
@@ -40,9 +35,9 @@ export interface LoadedDump {
   files: string[];
   format: DumpFormat;
   /** Effective source column of each canonical column that is present. */
-  columns: Partial<Record<CanonicalColumn, string>>;
+  columns: Partial<Record<AuditColumn, string>>;
   /** Canonical columns the dump actually has (required ones always). */
-  present: CanonicalColumn[];
+  present: AuditColumn[];
   /** TRL: the reward columns that were summed (or the one chosen). */
   rewardColumns: string[];
   rowsRead: number;
@@ -70,6 +65,8 @@ export interface LoadOptions {
   passValue: number;
   /** Keep the logged advantages (as lists per part) for the recomputation check. */
   keepAdvantages: boolean;
+  /** The ranker audit's columns (`--quality COL`, `--independent COL`); required when given. */
+  rankColumns: { quality: string; independent: string } | null;
 }
 
 /** The grouping an audit used, for the record. */
@@ -142,7 +139,7 @@ export async function listDumpFiles(path: string, preset: AuditPreset): Promise<
   return { files, format };
 }
 
-const RAW: Record<CanonicalColumn, string> = {
+const RAW: Record<AuditColumn, string> = {
   step: 'r_step',
   group: 'r_group',
   task: 'r_task',
@@ -153,13 +150,15 @@ const RAW: Record<CanonicalColumn, string> = {
   truncated: 'r_truncated',
   mask: 'r_mask',
   advantage: 'r_advantage',
+  quality: 'r_quality',
+  independent: 'r_independent',
 };
 
 interface SourcePlan {
   files: string[];
   format: DumpFormat;
   /** Canonical column -> source column, for the columns that exist in the files. */
-  columns: Partial<Record<CanonicalColumn, string>>;
+  columns: Partial<Record<AuditColumn, string>>;
   rewardRule: AuditPreset['reward'];
   rewardColumns: string[];
   /**
@@ -181,7 +180,7 @@ function fileList(files: readonly string[]): string {
 function sourceSql(plan: SourcePlan, files: readonly string[], withPosition: boolean): string {
   const sources = new Set<string>(Object.values(plan.columns));
   for (const c of plan.rewardColumns) sources.add(c);
-  const select = (Object.entries(plan.columns) as [CanonicalColumn, string][]).map(
+  const select = (Object.entries(plan.columns) as [AuditColumn, string][]).map(
     ([canon, src]) => `${sqlIdent(src)} AS ${RAW[canon]}`,
   );
   for (const [i, c] of plan.rewardColumns.entries()) select.push(`${sqlIdent(c)} AS r_rew_${i}`);
@@ -239,12 +238,12 @@ function rawLinesSql(plan: SourcePlan, files: readonly string[], select: readonl
 
 /** Typed canonical columns plus `problem` (NULL for a good row), over the raw relation. */
 function typedSql(plan: SourcePlan, source: string): string {
-  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
-  const name = (c: CanonicalColumn) => JSON.stringify(plan.columns[c]);
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
+  const name = (c: AuditColumn) => JSON.stringify(plan.columns[c]);
   const shown = (raw: string) => `left(CAST(${raw} AS VARCHAR), 40)`;
   const checks: string[] = [];
   const rawCols = [
-    ...(Object.keys(plan.columns) as CanonicalColumn[]).map((c) => RAW[c]),
+    ...(Object.keys(plan.columns) as AuditColumn[]).map((c) => RAW[c]),
     ...plan.rewardColumns.map((_, i) => `r_rew_${i}`),
   ];
   checks.push('WHEN r_json_problem IS NOT NULL THEN r_json_problem');
@@ -262,7 +261,7 @@ function typedSql(plan: SourcePlan, source: string): string {
     checks.push(`WHEN reward IS NULL THEN 'no reward column has a value (${plan.rewardColumns.join(', ')})'`);
   }
   checks.push(`WHEN NOT isfinite(reward) THEN 'reward is not finite: ' || CAST(reward AS VARCHAR)`);
-  const countCheck = (c: CanonicalColumn, raw: string, typed: string) => {
+  const countCheck = (c: AuditColumn, raw: string, typed: string) => {
     if (!has(c)) return;
     checks.push(`WHEN ${raw} IS NULL THEN 'missing ${c} (field ${name(c)})'`);
     checks.push(
@@ -290,17 +289,24 @@ function typedSql(plan: SourcePlan, source: string): string {
   if (has('response')) {
     checks.push(`WHEN r_response IS NULL THEN 'missing response (field ${name('response')})'`);
   }
+  for (const c of ['quality', 'independent'] as const) {
+    if (!has(c)) continue;
+    checks.push(`WHEN ${RAW[c]} IS NULL THEN 'missing ${c} (field ${name(c)})'`);
+    checks.push(
+      `WHEN ${c} IS NULL OR NOT isfinite(${c}) THEN '${c} is not a finite number: ' || ${shown(RAW[c])}`,
+    );
+  }
   return `SELECT *, CASE ${checks.join('\n      ')} ELSE NULL END AS problem FROM (${typedInnerSql(plan, source)})`;
 }
 
 /** The raw relation with typed columns added (step_d, grp, task, reward, resp_len, action_d, ...). */
 function typedInnerSql(plan: SourcePlan, source: string): string {
-  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   const rewardExpr =
     plan.rewardRule === 'column'
       ? 'TRY_CAST(r_reward AS DOUBLE)'
       : `list_sum(list_filter([${plan.rewardColumns.map((_, i) => `${plan.rewardWeights ? `${plan.rewardWeights[i]} * ` : ''}TRY_CAST(r_rew_${i} AS DOUBLE)`).join(', ')}]::DOUBLE[], x -> x IS NOT NULL AND NOT isnan(x)))`;
-  const opt = (c: CanonicalColumn, expr: string, type: string) => (has(c) ? expr : `NULL::${type}`);
+  const opt = (c: AuditColumn, expr: string, type: string) => (has(c) ? expr : `NULL::${type}`);
   return `
     SELECT *,
       TRY_CAST(r_step AS DOUBLE) AS step_d,
@@ -312,7 +318,9 @@ function typedInnerSql(plan: SourcePlan, source: string): string {
       ${opt('env_tokens', 'TRY_CAST(r_env AS DOUBLE)', 'DOUBLE')} AS env_d,
       ${opt('truncated', 'TRY_CAST(r_truncated AS BOOLEAN)', 'BOOLEAN')} AS truncated,
       ${opt('mask', 'TRY_CAST(r_mask AS DOUBLE[])', 'DOUBLE[]')} AS mask_l,
-      ${opt('advantage', 'TRY_CAST(r_advantage AS DOUBLE)', 'DOUBLE')} AS advantage
+      ${opt('advantage', 'TRY_CAST(r_advantage AS DOUBLE)', 'DOUBLE')} AS advantage,
+      ${opt('quality', 'TRY_CAST(r_quality AS DOUBLE)', 'DOUBLE')} AS quality,
+      ${opt('independent', 'TRY_CAST(r_independent AS DOUBLE)', 'DOUBLE')} AS independent
     FROM (${source})`;
 }
 
@@ -320,9 +328,9 @@ function typedInnerSql(plan: SourcePlan, source: string): string {
  * Per mapped column, a status: 0 good, 1 missing, 2 present but invalid (the same tests as the
  * checks of `typedSql`, which words the message of a located bad row).
  */
-function statusSql(plan: SourcePlan): Partial<Record<CanonicalColumn, string>> {
-  const out: Partial<Record<CanonicalColumn, string>> = {};
-  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+function statusSql(plan: SourcePlan): Partial<Record<AuditColumn, string>> {
+  const out: Partial<Record<AuditColumn, string>> = {};
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   const st = (missing: string, invalid: string) =>
     `CAST(CASE WHEN ${missing} THEN 1 WHEN ${invalid} THEN 2 ELSE 0 END AS UTINYINT)`;
   const count = (typed: string) =>
@@ -345,6 +353,9 @@ function statusSql(plan: SourcePlan): Partial<Record<CanonicalColumn, string>> {
   if (has('advantage'))
     out.advantage = st('r_advantage IS NULL', 'advantage IS NULL OR NOT isfinite(advantage)');
   if (has('response')) out.response = st('r_response IS NULL', 'false');
+  for (const c of ['quality', 'independent'] as const) {
+    if (has(c)) out[c] = st(`${RAW[c]} IS NULL`, `${c} IS NULL OR NOT isfinite(${c})`);
+  }
   return out;
 }
 
@@ -394,7 +405,7 @@ export async function loadDump(
   db: DuckSession,
   dump: DumpFiles,
   preset: AuditPreset,
-  mapping: { columns: Partial<Record<CanonicalColumn, string>>; rewardRule: AuditPreset['reward'] },
+  mapping: { columns: Partial<Record<AuditColumn, string>>; rewardRule: AuditPreset['reward'] },
   options: LoadOptions,
 ): Promise<LoadedDump> {
   const plan: SourcePlan = {
@@ -407,6 +418,10 @@ export async function loadDump(
     rewardWeights: options.rewardWeights,
   };
   if (plan.rewardRule === 'sum-of-numeric-columns') delete plan.columns.reward;
+  if (options.rankColumns) {
+    plan.columns.quality = options.rankColumns.quality;
+    plan.columns.independent = options.rankColumns.independent;
+  }
 
   if (dump.format === 'parquet') await planParquetColumns(db, plan, preset);
   if (options.rewardWeights !== null) {
@@ -424,8 +439,8 @@ export async function loadDump(
   // The typed rows, as a view over the files: a status per mapped column, the derived numbers
   // (no raw text: the response as its length, the mask as its sums).
   const status = statusSql(plan);
-  const mapped = Object.keys(status) as CanonicalColumn[];
-  const bit = (c: CanonicalColumn) => 2 ** mapped.indexOf(c);
+  const mapped = Object.keys(status) as AuditColumn[];
+  const bit = (c: AuditColumn) => 2 ** mapped.indexOf(c);
   const defineSource = () =>
     db.exec(`CREATE OR REPLACE TEMP VIEW audit_src AS
       SELECT __file, __pos,
@@ -433,7 +448,7 @@ export async function loadDump(
         CAST(${mapped.map((c) => `(CASE WHEN s_${c} = 2 THEN ${bit(c)} ELSE 0 END)`).join(' + ')} AS UINTEGER) AS invalid_bits,
         s_json, step, grp, task, reward, action, env,
         CASE WHEN action IS NOT NULL AND env IS NOT NULL THEN CAST(action + env AS DOUBLE) ELSE CAST(resp_len AS DOUBLE) END AS length,
-        truncated, advantage
+        truncated, advantage, quality, independent
       FROM (
         SELECT __file, __pos, r_json_problem IS NOT NULL AS s_json,
           ${mapped.map((c) => `${status[c]} AS s_${c}`).join(', ')},
@@ -443,7 +458,7 @@ export async function loadDump(
                    CASE WHEN mask_l IS NOT NULL THEN CAST(coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS action,
           coalesce(CASE WHEN env_d = floor(env_d) AND isfinite(env_d) AND env_d >= 0 THEN CAST(env_d AS BIGINT) END,
                    CASE WHEN mask_l IS NOT NULL THEN CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS env,
-          truncated, advantage
+          truncated, advantage, quality, independent
         FROM (${typedInnerSql(plan, sourceSql(plan, dump.files, false))}))`);
   await defineSource();
   // Groups: (step, label), or contiguous blocks of a file (the size found by a first pass).
@@ -469,7 +484,7 @@ export async function loadDump(
       count(truncated) AS trunc_rows, count(*) FILTER (WHERE truncated) AS trunc,
       count(*) FILTER (WHERE truncated AND reward >= ${options.passValue}) AS trunc_correct,
       coalesce(sum(reward) FILTER (WHERE truncated), 0) AS trunc_reward,
-      list(reward) AS rws, list(length) AS lens${options.keepAdvantages ? ', list(advantage) AS advs' : ''}
+      list(reward) AS rws, list(length) AS lens${options.keepAdvantages ? ', list(advantage) AS advs' : ''}${options.rankColumns ? ', list(quality) AS qs, list(independent) AS inds' : ''}
     FROM audit_src GROUP BY ${keys.join(', ')}, ${taskIsLabel ? '' : 'task, '}missing_bits, invalid_bits, s_json`;
   try {
     await db.exec(partsSql);
@@ -508,8 +523,20 @@ export async function loadDump(
       );
     }
   }
+  for (const c of ['quality', 'independent'] as const) {
+    const src = plan.columns[c];
+    if (src !== undefined && Number(counts[RAW[c]] ?? 0) === 0) {
+      throw new LabError(
+        'MISSING_COLUMN',
+        `${dump.files[0]}: column '${src}' (--${c}) is missing in every row of ${dump.files.length} file(s)`,
+        { details: { file: dump.files[0], field: src } },
+      );
+    }
+  }
+  const isRequired = (c: AuditColumn) =>
+    (preset.required as readonly AuditColumn[]).includes(c) || c === 'quality' || c === 'independent';
   for (const c of mapped) {
-    if (!preset.required.includes(c) && Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
+    if (!isRequired(c) && Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
   }
   const presentMask = mapped
     .filter((c) => plan.columns[c] !== undefined || c === 'reward')
@@ -530,12 +557,10 @@ export async function loadDump(
     );
   }
   await db.exec(`CREATE OR REPLACE TEMP VIEW audit_good AS SELECT * FROM audit_parts WHERE NOT ${badExpr}`);
-  const has = (c: CanonicalColumn) => plan.columns[c] !== undefined;
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   const tokensKnown = (has('action_tokens') || has('mask')) && (has('env_tokens') || has('mask'));
   const kept = [{ n: rowsRead - badRows }];
-  const present: CanonicalColumn[] = (Object.keys(plan.columns) as CanonicalColumn[]).filter(
-    (c) => c !== 'reward',
-  );
+  const present: AuditColumn[] = (Object.keys(plan.columns) as AuditColumn[]).filter((c) => c !== 'reward');
   present.push('reward');
   return {
     files: dump.files,
@@ -617,12 +642,13 @@ async function planParquetColumns(db: DuckSession, plan: SourcePlan, preset: Aud
     throw duckError(e, `${plan.files[0]}: cannot read Parquet`, 'PARSE_ERROR');
   }
   const types = new Map(schema.map((r) => [String(r.column_name), String(r.column_type)]));
-  for (const [canon, src] of Object.entries(plan.columns) as [CanonicalColumn, string][]) {
+  for (const [canon, src] of Object.entries(plan.columns) as [AuditColumn, string][]) {
     if (types.has(src)) continue;
-    if (preset.required.includes(canon)) {
+    const rank = canon === 'quality' || canon === 'independent';
+    if (rank || (preset.required as readonly AuditColumn[]).includes(canon)) {
       throw new LabError(
         'MISSING_COLUMN',
-        `${plan.files[0]}: column '${src}' (${canon}) not found in the Parquet schema (columns: ${[...types.keys()].join(', ')}); map it with --col-${canon.replace(/_/g, '-')} SOURCE`,
+        `${plan.files[0]}: column '${src}' (${canon}) not found in the Parquet schema (columns: ${[...types.keys()].join(', ')}); ${rank ? `name another with --${canon} COL` : `map it with --col-${canon.replace(/_/g, '-')} SOURCE`}`,
         { details: { file: plan.files[0], field: src } },
       );
     }

@@ -5,6 +5,7 @@
  *  - `--reward-weights W,W,...` (trl): TRL's `reward_weights`, one per reward column.
  *  - `--scale-rewards group|batch|none` (trl): TRL's `scale_rewards` for the recomputed advantage.
  *  - `--zero-std-tol X` (>= 0): also count groups that are zero-variance up to X (std and max − min).
+ *  - `--quality COL --independent COL` (both or neither): the ranker audit of all-right groups.
  */
 import { type Command, Option } from 'commander';
 import { LabError } from '../core/errors.js';
@@ -14,6 +15,7 @@ export interface AuditCliExtra {
   rewardWeights: number[] | null;
   scaleRewards: 'group' | 'batch' | 'none';
   zeroStdTol: number | null;
+  rankColumns: { quality: string; independent: string } | null;
 }
 
 export function addAuditExtraOptions(audit: Command): void {
@@ -37,7 +39,9 @@ export function addAuditExtraOptions(audit: Command): void {
     .option(
       '--zero-std-tol <x>',
       'also count groups that are zero-variance up to x (population std <= x; max - min <= x), x >= 0',
-    );
+    )
+    .option('--quality <column>', "ranker audit: a ranker's quality score (with --independent)")
+    .option('--independent <column>', 'ranker audit: an independent quality measure (with --quality)');
 }
 
 function cliError(flag: string, message: string): LabError {
@@ -73,7 +77,22 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
     }
     zeroStdTol = v;
   }
+  const quality = typeof o.quality === 'string' ? o.quality : null;
+  const independent = typeof o.independent === 'string' ? o.independent : null;
+  if ((quality === null) !== (independent === null)) {
+    throw cliError(
+      quality === null ? '--quality' : '--independent',
+      'is needed too: the ranker audit compares two columns',
+    );
+  }
+  for (const [flag, v] of [
+    ['--quality', quality],
+    ['--independent', independent],
+  ] as const) {
+    if (v !== null && v.trim() === '') throw cliError(flag, 'expects a column name');
+  }
   return {
+    rankColumns: quality !== null && independent !== null ? { quality, independent } : null,
     zeroStdTol,
     groupSize,
     rewardWeights,

@@ -63,12 +63,17 @@ describe('labs audit (CLI)', () => {
       'none',
       '--zero-std-tol',
       '1e-6',
+      '--quality',
+      'q',
+      '--independent',
+      'r',
     ]);
     expect(p.auditExtra).toMatchObject({
       groupSize: 8,
       rewardWeights: [1, 0.5],
       scaleRewards: 'none',
       zeroStdTol: 1e-6,
+      rankColumns: { quality: 'q', independent: 'r' },
     });
     expect(parseAudit(['audit', 'd/']).auditExtra).toMatchObject({ groupSize: null, zeroStdTol: null });
     for (const bad of [
@@ -77,6 +82,7 @@ describe('labs audit (CLI)', () => {
       ['--group-size=1', /--group-size expects an integer >= 2/],
       ['--reward-weights=1,,2', /--reward-weights/],
       ['--scale-rewards=batchy', /scale-rewards/],
+      ['--quality=q', /--independent is needed too/],
     ] as const) {
       expect(() => parseCli(['audit', 'd/', bad[0]])).toThrow(bad[1]);
       expect(cliCode(['audit', 'd/', bad[0]])).toBe('BAD_CLI');
