@@ -29,7 +29,12 @@ import { groupStats } from './groupStats.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
 import { rankerAudit } from './rankerAudit.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
-import { checkZeroStdTol, policiesRecord, zeroVariancePolicies } from './zeroVariancePolicies.js';
+import {
+  checkZeroStdTol,
+  policiesLine,
+  policiesRecord,
+  zeroVariancePolicies,
+} from './zeroVariancePolicies.js';
 
 export interface AuditOptions {
   preset: AuditPresetName;
@@ -137,7 +142,8 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
     const p = policiesRecord(policies);
     Object.assign(record.metrics, p.metrics);
     record.tables.zero_variance_rules = p.table;
-    if (policies.statement) record.notes = [...(record.notes ?? []), policies.statement];
+    record.notes = [...(record.notes ?? []), policiesLine(policies)];
+    if (policies.statement) record.notes.push(policies.statement);
     if (opts.rankColumns) {
       const ranker = await rankerAudit(db, opts.rankColumns);
       Object.assign(record.metrics, ranker.metrics);

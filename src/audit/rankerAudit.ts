@@ -73,6 +73,11 @@ export async function rankerAudit(db: DuckSession, columns: { quality: string; i
     );
   }
   if (groups.length === 0) notes.push('ranker: the dump has no all-right group; nothing to redistribute');
+  else {
+    notes.unshift(
+      `ranker: ${groups.length} all-right group(s); a redistribution would turn ${String(overall.groups_turned_into_gradient)} into gradient (${String(overall.groups_quality_tied)} with all quality scores tied stay at 0); within-group Spearman ${fmt(overall.spearman)}, Kendall tau-b ${fmt(overall.kendall_tau_b)} over ${String(overall.groups_correlated)} group(s)`,
+    );
+  }
   const metrics: Record<string, JsonValue> = {
     ranker_quality_column: columns.quality,
     ranker_independent_column: columns.independent,

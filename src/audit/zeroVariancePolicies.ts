@@ -125,6 +125,24 @@ export async function zeroVariancePolicies(
   };
 }
 
+/** One line for the text summary: what each policy would have done. */
+export function policiesLine(p: ZeroVariancePolicies): string {
+  const parts = [
+    `zero-variance policies: dynamic sampling would drop ${p.dynamic_sampling_dropped_groups} of ${p.groups} groups (${p.dynamic_sampling_dropped_samples} samples)`,
+  ];
+  if (p.token_mean_denominator_with_zero_variance !== null) {
+    parts.push(
+      `token-mean denominator ${p.token_mean_denominator_with_zero_variance} with zero-variance groups, ${p.token_mean_denominator_without_zero_variance} without`,
+    );
+  }
+  if (p.zero_std_tol !== null) {
+    parts.push(
+      `zero-variance only up to ${p.zero_std_tol}: ${p.zero_variance_only_up_to_tol_std} more group(s) by std, ${p.zero_variance_only_up_to_tol_range} by max - min`,
+    );
+  }
+  return parts.join('; ');
+}
+
 /** The policies as record metrics (flat) and a table (`zero_variance_rules`). */
 export function policiesRecord(p: ZeroVariancePolicies): {
   metrics: Record<string, JsonValue>;
