@@ -56,6 +56,9 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
       throw cliError('--group-size', `expects an integer >= 2, got '${String(o.groupSize)}'`);
     }
     groupSize = v;
+    if (o.preset !== 'trl') {
+      throw cliError('--group-size', `applies to --preset trl (contiguous groups), not '${String(o.preset)}'`);
+    }
   }
   let rewardWeights: number[] | null = null;
   if (o.rewardWeights !== undefined) {

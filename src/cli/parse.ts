@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
-import { EXIT_CODES_HELP } from './errorOutput.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
+import { EXIT_CODES_HELP } from './errorOutput.js';
 
 const seedSchema = z.coerce
   .number()

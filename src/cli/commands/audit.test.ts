@@ -83,6 +83,7 @@ describe('labs audit (CLI)', () => {
       ['--reward-weights=1,,2', /--reward-weights/],
       ['--scale-rewards=batchy', /scale-rewards/],
       ['--quality=q', /--independent is needed too/],
+      ['--group-size=8', /--group-size applies to --preset trl/],
     ] as const) {
       expect(() => parseCli(['audit', 'd/', bad[0]])).toThrow(bad[1]);
       expect(cliCode(['audit', 'd/', bad[0]])).toBe('BAD_CLI');
