@@ -144,7 +144,7 @@ describe('groupStats (the SQL aggregation)', () => {
           expect(t.mean_reward as number).toBeCloseTo(exp?.mean_reward as number, 12);
         }
       }),
-      { numRuns: 25 },
+      { numRuns: 12 },
     );
   });
 });
