@@ -57,7 +57,10 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
     }
     groupSize = v;
     if (o.preset !== 'trl') {
-      throw cliError('--group-size', `applies to --preset trl (contiguous groups), not '${String(o.preset)}'`);
+      throw cliError(
+        '--group-size',
+        `applies to --preset trl (contiguous groups), not '${String(o.preset)}'`,
+      );
     }
   }
   let rewardWeights: number[] | null = null;
