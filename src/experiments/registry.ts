@@ -13,6 +13,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   aggregation: async () => (await import('./aggregation.js')).aggregation,
   truncation: async () => (await import('./truncation.js')).truncation,
   advantage: async () => (await import('./advantage.js')).advantage,
+  saturation: async () => (await import('./saturation.js')).saturation,
 };
 
 export function experimentNames(): string[] {

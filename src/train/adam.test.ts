@@ -48,3 +48,22 @@ describe('Optimizer', () => {
     expect(() => new Optimizer(2).step(new Float64Array(3), [1, 2, 3])).toThrow(/expected 2/);
   });
 });
+
+describe('Optimizer.clone', () => {
+  it('continues exactly as the original (moments and step count copied), independently of it', () => {
+    const a = new Optimizer(2, { kind: 'adam', learningRate: 0.1 });
+    const p = Float64Array.of(1, 2);
+    a.step(p, [0.5, -1]);
+    const b = a.clone();
+    const pa = p.slice();
+    const pb = p.slice();
+    a.step(pa, [0.2, 0.3]);
+    b.step(pb, [0.2, 0.3]);
+    expect(Array.from(pb)).toEqual(Array.from(pa));
+    a.step(pa, [1, 1]); // a moves on; b's state is its own
+    const fresh = new Optimizer(2, { kind: 'adam', learningRate: 0.1 });
+    const pf = p.slice();
+    fresh.step(pf, [0.2, 0.3]);
+    expect(Array.from(pf)).not.toEqual(Array.from(pb)); // a fresh optimizer (step 1, zero moments) differs
+  });
+});

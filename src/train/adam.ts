@@ -63,6 +63,18 @@ export class Optimizer {
     this.v = new Float64Array(size);
   }
 
+  /**
+   * An independent copy with the same options, moments and step count: arms that branch from one
+   * trained state continue exactly as the original would have.
+   */
+  clone(): Optimizer {
+    const copy = new Optimizer(this.m.length, this.options);
+    copy.m.set(this.m);
+    copy.v.set(this.v);
+    copy.steps = this.steps;
+    return copy;
+  }
+
   /** One descent step of `params` along `grad` (both length `size`), in place. */
   step(params: Float64Array, grad: ArrayLike<number>): void {
     if (params.length !== this.m.length || grad.length !== this.m.length) {
