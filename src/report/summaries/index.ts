@@ -17,6 +17,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   mask: async () => (await import('./mask.js')).formatMask,
   aggregation: async () => (await import('./aggregation.js')).formatAggregation,
   truncation: async () => (await import('./truncation.js')).formatTruncation,
+  saturation: async () => (await import('./saturation.js')).formatSaturation,
 };
 
 /** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */
