@@ -16,6 +16,12 @@
  * Measured per arm: the fraction of groups that still carry a gradient after saturation, held-out
  * verify rate, mean length and success at the training slip rate and at the raised one, and the
  * Spearman correlation between the ranker's score and the independent quality within all-right groups.
+ * Definitions (tables.arms): `gradient_group_fraction_after_saturation` = groups with a non-zero
+ * advantage on some row (mixed + redistributed all-right) / all groups, over the arm's updates;
+ * `verify_rate`, `mean_length`, `eval_success` on the held-out tasks after the arm, at the training
+ * slip rate; `eval_success_robust` the same tasks at `robust_tool_error_rate`; `ranker_spearman` the
+ * mean over the arm's all-right groups of the within-group Spearman rho (average ranks) between ranker
+ * score and replay success, over the groups where both vary (NaN for binary, or when none did).
  *
  * A teaching construction after the MiMo-V2.6-Flash RL model card's Groupwise Reward Synthesis and
  * Groupwise Advantage Redistribution; the card publishes no formulas and this is not its system.
