@@ -75,6 +75,23 @@ describe('saturation experiment', async () => {
     expect(verified.tied_groups).toBeLessThanOrEqual(verified.all_right_groups as number);
   });
 
+  it('records the rubric weights at the branch point, per task kind', () => {
+    const w = one.tables.rubric_weights ?? [];
+    expect(w.map((r) => r.task_kind)).toEqual(['add', 'sub']);
+    for (const r of w) {
+      expect(Object.keys(r)).toEqual([
+        'task_kind',
+        'mixed_groups',
+        'verified',
+        'tool_calls',
+        'thinks',
+        'length',
+      ]);
+      expect(r.mixed_groups).toBeGreaterThan(0);
+      expect(r.verified).toBeGreaterThan(0); // verified passes are what separates them from fails here
+    }
+  });
+
   it('lambda 0 reproduces binary exactly (the redistribution is the only difference between arms)', async () => {
     const r = await run(3, ['lambda=0', 'ranker=shorter', 'updates=6']);
     const [b, s] = r.tables.arms ?? [];

@@ -33,7 +33,7 @@ import { ContextPolicy } from '../policy/contextPolicy.js';
 import { Rng } from '../random.js';
 import { Optimizer } from '../train/adam.js';
 import { option } from './options.js';
-import { RANKER_NAMES, type RankerName, Rubric } from './rankers.js';
+import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from './rankers.js';
 import {
   cloneState,
   initialTokenLogits,
@@ -155,6 +155,16 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
     ctx.onProgress?.(u + 1, total);
   }
 
+  // the rubric at the branch point: which features separated passes from fails in the warm-up
+  const rubricWeights = (['add', 'sub'] as const).map((kind) => {
+    const { weight } = warm.rubric.weights(kind);
+    const row: Record<string, JsonValue> = { task_kind: kind, mixed_groups: warm.rubric.groupsSeen(kind) };
+    RUBRIC_FEATURES.forEach((f, i) => {
+      row[f] = round6(weight[i] as number);
+    });
+    return row;
+  });
+
   // --- phase 2: the arms branch from the same state, with the same streams --------------------------
   const results = arms.map((a, k) => {
     const state = cloneState(warm);
@@ -258,7 +268,7 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
     config: cfg,
     metrics,
     curves,
-    tables: { arms: armRows, ranker_audit: rows.map((r) => r.audit) },
+    tables: { arms: armRows, ranker_audit: rows.map((r) => r.audit), rubric_weights: rubricWeights },
     notes: [saturationConclusion(armRows, metrics, cfg), ...saturationCaveats(cfg)],
     plots: {
       success: { title: 'Training success (the pass condition)', y: 'fraction of trajectories' },
