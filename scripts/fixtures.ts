@@ -7,7 +7,7 @@
  *   npm run fixtures -- agent mask   # some
  *
  * Location: test/fixtures/records/<experiment>.json (agent, rollout, advantage, mask, aggregation,
- * truncation). Format (JSON, `format: 1`):
+ * truncation, saturation). Format (JSON, `format: 1`):
  *   experiment  name, as `labs run --experiment`
  *   tolerance   { relative, absolute }: numbers match when |a - b| <= absolute + relative x max(|a|, |b|)
  *   defaults    every option's default (the config `labs run` uses with no --set); compared exactly
@@ -32,6 +32,10 @@ const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: numbe
   mask: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
   aggregation: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
   truncation: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
+  saturation: {
+    overrides: { warmup_updates: 80, updates: 6, tasks_per_update: 8, eval_tasks: 50, robust_replays: 4 },
+    seeds: [1, 2],
+  },
 };
 
 const wanted = process.argv.slice(2);

@@ -7,7 +7,7 @@
  *   npx tsx scripts/saturation-results.ts docs/experiments/saturation-seeds.json   # tables only
  *
  * The first form reads a `--seeds` record and writes the per-seed arm rows (small: the arms table
- * and saturation.* metrics of every seed, no curves) to the second path; both forms print the
+ * and the <metric>.warmup_end metrics of every seed, no curves) to the second path; both forms print the
  * markdown tables. Per arm and measure: the mean over seeds, then against `binary` the mean paired
  * difference (arm − binary of the same seed), its 95% percentile bootstrap interval (10,000
  * resamples of seeds), the two-sided sign-flip permutation p (exact up to 20 seeds, else 100,000
@@ -40,7 +40,11 @@ function load(path: string): { config: Record<string, unknown>; seeds: SeedRows[
   const seeds = raw.runs.map(
     (r: { seed: number; metrics: Record<string, number>; tables: { arms: Row[] } }) => ({
       seed: r.seed,
-      saturation: Object.fromEntries(Object.entries(r.metrics).filter(([k]) => k.startsWith('saturation.'))),
+      saturation: Object.fromEntries(
+        Object.entries(r.metrics)
+          .filter(([k]) => k.endsWith('.warmup_end'))
+          .map(([k, v]) => [k.slice(0, -'.warmup_end'.length), v]),
+      ),
       arms: r.tables.arms,
     }),
   );
@@ -112,7 +116,7 @@ function main(): void {
   const value = (s: SeedRows, arm: string, m: string) =>
     Number(s.arms.find((r) => r.arm === arm)?.[m] ?? Number.NaN);
   const lines: string[] = [];
-  const sat = (k: string) => seeds.map((s) => s.saturation[`saturation.${k}`] as number);
+  const sat = (k: string) => seeds.map((s) => s.saturation[k] as number);
   lines.push(
     `${seeds.length} seeds (${seeds[0]?.seed}..${seeds[seeds.length - 1]?.seed}). At the branch point (last 10 warm-up updates): train success ${f(mean(sat('train_success')))} (seed range ${f(Math.min(...sat('train_success')))}..${f(Math.max(...sat('train_success')))}), all-right groups ${f(mean(sat('all_right_fraction')))} (${f(Math.min(...sat('all_right_fraction')))}..${f(Math.max(...sat('all_right_fraction')))}), verify rate ${f(mean(sat('verify_rate')))} (${f(Math.min(...sat('verify_rate')))}..${f(Math.max(...sat('verify_rate')))}).`,
     '',

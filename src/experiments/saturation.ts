@@ -32,6 +32,7 @@ import { contextCount, VOCAB_SIZE } from '../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../policy/contextPolicy.js';
 import { Rng } from '../random.js';
 import { Optimizer } from '../train/adam.js';
+import { fixed, round6 } from './armReport.js';
 import { option } from './options.js';
 import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from './rankers.js';
 import {
@@ -44,7 +45,8 @@ import {
   saturationUpdate,
   type UpdateSettings,
 } from './saturationLearner.js';
-import { evaluationTasks, fixed, measureEpisodes, round6, TOKEN_LAB_OPTIONS } from './tokenLab.js';
+import { evaluationTasks, TOKEN_LAB_OPTIONS } from './tokenLab.js';
+import { measureEpisodes } from './tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -55,7 +57,7 @@ export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({
   updates: true,
 }).extend({
   // 150: the token lab's default run length; by then the binary policy verifies and most groups are
-  // all right (the record's saturation.* metrics say how saturated each seed actually is).
+  // all right (the record's <metric>.warmup_end metrics say how saturated each seed actually is).
   warmup_updates: option(
     z.number().int().min(0).max(10000),
     150,
@@ -226,9 +228,9 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
   const metrics: Record<string, JsonValue> = {};
   const lastWarm = warmup.slice(-10);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
-  metrics['saturation.train_success'] = round6(mean(lastWarm.map((u) => u.success)));
-  metrics['saturation.all_right_fraction'] = round6(mean(lastWarm.map((u) => u.allRightGroups / u.groups)));
-  metrics['saturation.verify_rate'] = round6(mean(lastWarm.map((u) => u.verifyRate)));
+  metrics['train_success.warmup_end'] = round6(mean(lastWarm.map((u) => u.success)));
+  metrics['all_right_fraction.warmup_end'] = round6(mean(lastWarm.map((u) => u.allRightGroups / u.groups)));
+  metrics['verify_rate.warmup_end'] = round6(mean(lastWarm.map((u) => u.verifyRate)));
   const measures = [
     'gradient_group_fraction_after_saturation',
     'verify_rate',
@@ -237,11 +239,11 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
     'eval_success_robust',
     'ranker_spearman',
   ] as const;
-  for (const row of armRows) for (const m of measures) metrics[`${row.arm}.${m}`] = row[m] as number;
+  for (const row of armRows) for (const m of measures) metrics[`${m}.${row.arm}`] = row[m] as number;
   const base = armRows[0] as Record<string, JsonValue>;
   for (const row of armRows.slice(1)) {
     for (const m of measures.slice(0, 5)) {
-      metrics[`paired.${row.arm}_minus_binary.${m}`] = round6((row[m] as number) - (base[m] as number));
+      metrics[`${m}.${row.arm}_minus_binary`] = round6((row[m] as number) - (base[m] as number));
     }
   }
 
@@ -289,7 +291,7 @@ export function saturationConclusion(
 ): string {
   const n = (v: JsonValue | undefined) => (typeof v === 'number' ? v : Number.NaN);
   const base = arms[0];
-  const head = `After ${cfg.warmup_updates} binary updates the policy passed ${fixed(n(metrics['saturation.train_success']), 3)} of training trajectories with ${fixed(n(metrics['saturation.all_right_fraction']), 3)} of groups all right.`;
+  const head = `After ${cfg.warmup_updates} binary updates the policy passed ${fixed(n(metrics['train_success.warmup_end']), 3)} of training trajectories with ${fixed(n(metrics['all_right_fraction.warmup_end']), 3)} of groups all right.`;
   const binary = base
     ? ` binary: ${fixed(n(base.gradient_group_fraction_after_saturation), 3)} of groups carried a gradient, verify ${fixed(n(base.verify_rate), 3)}, success ${fixed(n(base.eval_success), 3)} at slip rate ${cfg.tool_error_rate} / ${fixed(n(base.eval_success_robust), 3)} at ${cfg.robust_tool_error_rate}.`
     : '';
@@ -302,7 +304,7 @@ export function saturationConclusion(
 
 function saturationCaveats(cfg: SaturationConfig): string[] {
   return [
-    `One seed shows one draw: compare arms with --seeds (arms of a seed branch from the same saturated policy and share tasks and streams, so paired.* differences are the comparison); held-out numbers are on ${cfg.eval_tasks} tasks.`,
+    `One seed shows one draw: compare arms with --seeds (arms of a seed branch from the same saturated policy and share tasks and streams, so the <metric>.<arm>_minus_binary differences are the comparison); held-out numbers are on ${cfg.eval_tasks} tasks.`,
     'No LLM and not MiMo-V2.6-Flash: a tabular policy on a toy tool protocol, with rankers built for this environment; it shows the mechanism (what a ranker rewards inside all-right groups is what the policy learns), not the size of any effect in a real system.',
   ];
 }

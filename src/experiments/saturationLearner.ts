@@ -160,7 +160,7 @@ export function saturationUpdate(
 
   // --- advantages: GRPO on the 0/1 outcome, plus the redistribution inside all-right groups
   const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model-tokens');
+  const mask = responseMaskFromRoles(batch, 'model_tokens');
   const adv = groupAdvantages(passed, index, batch, mask, { std: s.std });
   let tiedGroups = 0;
   let redistributedGroups = 0;
