@@ -34,7 +34,7 @@ export function categoricalKl(logP: FloatArray, logQ: FloatArray, offset: number
     if (lp === Number.NEGATIVE_INFINITY) continue;
     kl += Math.exp(lp) * (lp - (logQ[v] as number));
   }
-  return kl > 0 ? kl : 0;
+  return Math.max(kl, 0);
 }
 
 export interface TrueKl {
