@@ -14,6 +14,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   truncation: async () => (await import('./truncation.js')).truncation,
   advantage: async () => (await import('./advantage.js')).advantage,
   saturation: async () => (await import('./saturation.js')).saturation,
+  clip: async () => (await import('./clip.js')).clip,
 };
 
 export function experimentNames(): string[] {

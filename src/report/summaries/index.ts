@@ -18,6 +18,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   aggregation: async () => (await import('./aggregation.js')).formatAggregation,
   truncation: async () => (await import('./truncation.js')).formatTruncation,
   saturation: async () => (await import('./saturation.js')).formatSaturation,
+  clip: async () => (await import('./clip.js')).formatClip,
 };
 
 /** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */

@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { policyLossVanilla } from '../core/policyLoss.js';
+import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
+import { clip } from './clip.js';
+import {
+  type ClipConfig,
+  lossOptionsOf,
+  runSweepArm,
+  type SweepArm,
+  sampleSweepBatch,
+  warmUp,
+} from './clipLab.js';
+import { resolveConfig } from './options.js';
+import type { RunRecord } from './types.js';
+
+// A small grid that still has every kind of arm: 2 clip ratios + none + clip-higher, dual on/off,
+// 2 mini-batch counts, one optimizer with one lr, 3 epoch counts.
+const sets = [
+  'clip_ratios=[0.1,0.2]',
+  'ppo_epochs=[1,2,8]',
+  'mini_batches=[1,4]',
+  'optimizers=["adam"]',
+  'adam_lrs=[0.05]',
+  'batches=1',
+  'ref_updates=12',
+  'eval_tasks=50',
+];
+
+function config(extra: string[] = []): ClipConfig {
+  return resolveConfig('clip', clip.options, [...sets, ...extra]) as unknown as ClipConfig;
+}
+
+async function run(seed: number, extra: string[] = []): Promise<RunRecord> {
+  return clip.run(config(extra) as unknown as Record<string, unknown>, { seed });
+}
+
+const NAMED = [
+  'kl_true_mean',
+  'kl_true_max',
+  'ratio_max',
+  'ratio_p99',
+  'frac_outside_clip',
+  'clipped_moved_further',
+  'pg_clipfrac',
+  'ppo_kl',
+  'update_norm',
+];
+
+describe('clip experiment', async () => {
+  const seven = await run(7);
+  const sweep = seven.tables.sweep ?? [];
+
+  it('has one sweep row per clip x dual x mini-batches x optimizer x lr x epochs, with the named measures', () => {
+    // 4 clip settings x 2 dual x 2 mini-batch counts x 1 optimizer x 1 lr x 3 epoch counts
+    expect(sweep).toHaveLength(4 * 2 * 2 * 3);
+    expect(new Set(sweep.map((r) => r.clip))).toEqual(new Set(['0.1', '0.2', 'none', 'clip-higher']));
+    for (const row of sweep) {
+      for (const k of ['clip', 'dual_clip', 'mini_batches', 'optimizer', 'lr', 'epochs'])
+        expect(row).toHaveProperty(k);
+      for (const k of NAMED) expect(row).toHaveProperty(k);
+      expect(row.kl_true_max as number).toBeGreaterThanOrEqual(row.kl_true_mean as number);
+      expect(row.ratio_max as number).toBeGreaterThanOrEqual(row.ratio_p99 as number);
+    }
+    const hi = sweep.find((r) => r.clip === 'clip-higher');
+    expect([hi?.clip_ratio_low, hi?.clip_ratio_high]).toEqual([0.2, 0.28]);
+    expect(sweep.find((r) => r.clip === 'none')?.clip_ratio_low).toBeNull();
+  });
+
+  it('after one epoch every clip setting is the same step (the ratio is 1 at the first step) and verl logs ppo_kl 0', () => {
+    const first = sweep.filter((r) => r.epochs === 1 && r.mini_batches === 1);
+    for (const row of first) {
+      expect(row.kl_true_mean).toBe(first[0]?.kl_true_mean);
+      expect(row.ppo_kl_logged).toBe(0);
+      expect(row.pg_clipfrac_logged).toBe(0);
+    }
+    const byEpochs = seven.tables.kl_by_epochs ?? [];
+    expect(byEpochs.map((r) => r.epochs)).toEqual([1, 2, 8]);
+  });
+
+  it('the true KL grows with epochs and the unclipped surrogate drifts furthest (seed 7)', () => {
+    const head = (c: string) =>
+      sweep
+        .filter((r) => r.clip === c && r.mini_batches === 1 && r.dual_clip === true)
+        .map((r) => r.kl_true_mean as number);
+    for (const c of ['0.1', '0.2', 'none']) {
+      const k = head(c);
+      expect(k[1]).toBeGreaterThan(k[0] as number);
+      expect(k[2]).toBeGreaterThan(k[1] as number);
+    }
+    expect(head('none')[2]).toBeGreaterThan(head('0.2')[2] as number);
+    expect(head('0.2')[2]).toBeGreaterThan(head('0.1')[2] as number);
+  });
+
+  it('the per-epoch true KL and verl metrics equal a direct computation and the core kernel', () => {
+    const cfg = config();
+    const warm = warmUp(cfg, 7);
+    const current = warm.history.at(-1) as Float64Array;
+    const batch = sampleSweepBatch(warm.policy, current, 1, cfg, 7, 'batch-0');
+    const arm: SweepArm = {
+      clip: { name: '0.2', low: 0.2, high: 0.2 },
+      dualClip: true,
+      miniBatches: 1,
+      optimizer: 'adam',
+      lr: 0.05,
+    };
+    const [, two] = runSweepArm(arm, batch, current, [1, 2], cfg);
+    if (!two) throw new Error('no checkpoint');
+    const { fixed } = batch;
+    // direct: softmax of the logits behind each table, KL summed over the vocabulary per visited position
+    let sum = 0;
+    let n = 0;
+    let sumK1 = 0;
+    for (let i = 0; i < fixed.mask.length; i++) {
+      if (fixed.mask[i] === 0) continue;
+      const c = fixed.batch.contexts[i] as number;
+      let kl = 0;
+      for (let v = 0; v < VOCAB_SIZE; v++) {
+        const p = Math.exp(batch.oldTable[c * VOCAB_SIZE + v] as number);
+        kl += p * Math.log(p / Math.exp(two.table[c * VOCAB_SIZE + v] as number));
+      }
+      sum += kl;
+      sumK1 += (fixed.oldLogProb[i] as number) - (two.logProb[i] as number);
+      n++;
+    }
+    expect(two.kl_true_mean).toBeCloseTo(sum / n, 12);
+    const row = sweep.find(
+      (r) => r.clip === '0.2' && r.epochs === 2 && r.mini_batches === 1 && r.dual_clip === true,
+    );
+    expect(row?.kl_true_mean).toBeCloseTo(sum / n, 5); // rows are rounded to 6 significant digits
+    const kernel = policyLossVanilla(
+      fixed.oldLogProb,
+      two.logProb,
+      fixed.advantages,
+      fixed.mask,
+      fixed.batch.shape,
+      lossOptionsOf(arm, cfg),
+    );
+    expect(two.pg_clipfrac).toBe(kernel.metrics.pg_clipfrac);
+    expect(two.pg_clipfrac_lower).toBe(kernel.metrics.pg_clipfrac_lower);
+    expect(two.ppo_kl).toBe(kernel.metrics.ppo_kl);
+    expect(two.ppo_kl).toBeCloseTo(sumK1 / n, 9); // masked mean of old − lp (denominator n + 1e-8)
+  });
+
+  it('behaviour shift: on-policy batches have no shift, temperature and stale batches do', () => {
+    const rows = seven.tables.behaviour_shift ?? [];
+    const at = (src: string) =>
+      rows.find((r) => String(r.source).startsWith(src) && r.epochs === 1 && r.clip === '0.2');
+    expect(at('on-policy')?.kl_behav_old as number).toBeLessThan(1e-12);
+    expect(at('on-policy')?.behav_frac_outside_before).toBe(0);
+    expect(at('temperature')?.kl_behav_old as number).toBeGreaterThan(0.01);
+    expect(at('stale')?.kl_behav_old as number).toBeGreaterThan(0);
+    // clipping against pi_old: after one step the ratio to pi_old is within the band, the ratio to behaviour is not
+    expect(at('temperature')?.frac_outside_clip).toBe(0);
+    expect(at('temperature')?.behav_frac_outside_after as number).toBeGreaterThan(0.1);
+  });
+
+  it('reference_kl: an arm per coefficient plus no KL loss; verl kl_loss 0 without it; final success per arm', () => {
+    const rows = seven.tables.reference_kl ?? [];
+    expect([...new Set(rows.map((r) => r.arm))]).toEqual(['no_kl_loss', 'kl_coef_0.1', 'kl_coef_0.3']);
+    for (const r of rows) {
+      expect(r).toHaveProperty('kl_to_ref');
+      expect(r).toHaveProperty('kl_to_old');
+      expect(typeof r.final_eval_success).toBe('number');
+      if (r.arm === 'no_kl_loss') expect(r.kl_loss).toBe(0);
+      else expect(r.kl_loss as number).toBeGreaterThan(0);
+    }
+    expect(seven.curves.update).toHaveLength(12);
+    expect(seven.curves['kl_to_ref.kl_coef_0.3']).toHaveLength(12);
+  });
+
+  it('plots: KL vs epochs per clip, the ratio histogram after 1 and 16 (or the last) epochs, ppo_kl vs true KL', () => {
+    const p = seven.plots ?? {};
+    expect(p.kl_vs_epochs?.yFields).toEqual(['0.1', '0.2', 'none', 'clip-higher']);
+    const hist = seven.tables.ratio_histogram ?? [];
+    const keys = Object.keys(hist[0] ?? {});
+    expect(keys).toEqual(['ratio_bin', 'after_1_epoch', 'after_8_epochs']);
+    for (const k of keys.slice(1)) {
+      const total = hist.reduce((s, r) => s + (r[k] as number), 0);
+      expect(total).toBeCloseTo(1, 5);
+    }
+    expect(p.ppo_kl_vs_true?.table).toBe('ppo_kl_vs_true');
+    expect(seven.notes?.[0]).toContain('Clip 0.2');
+  });
+
+  it('is deterministic per seed', async () => {
+    const small = ['ppo_epochs=[1,2]', 'mini_batches=[1]', 'dual_clip=on', 'ref_updates=3'];
+    const a = await run(3, small);
+    const b = await run(3, small);
+    expect(a.metrics).toEqual(b.metrics);
+    expect(a.tables).toEqual(b.tables);
+    const c = await run(4, small);
+    expect(c.metrics).not.toEqual(a.metrics);
+  });
+
+  it('validates options: unknown keys, a neural policy (not wired in), bad lists', () => {
+    expect(() => resolveConfig('clip', clip.options, ['nope=1'])).toThrow(/unknown --set key/);
+    expect(() => resolveConfig('clip', clip.options, ['policy=neural'])).toThrow(/policy/);
+    expect(() => resolveConfig('clip', clip.options, ['ppo_epochs=[]'])).toThrow(/ppo_epochs/);
+    expect(() => resolveConfig('clip', clip.options, ['clip_ratio_c=1'])).toThrow(/clip_ratio_c/);
+    expect(() => clip.run({ batches: 0 }, { seed: 1 })).toThrow(/clip: option 'batches'/);
+  });
+});
