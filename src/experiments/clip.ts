@@ -447,7 +447,8 @@ function runClip(input: Record<string, unknown>, ctx: RunContext): RunRecord {
         xField: 'ratio_bin',
       },
       ppo_kl_vs_true: {
-        title: "verl's ppo_kl (k1 on the batch) vs the true KL",
+        title:
+          "verl's ppo_kl (k1 on the batch) vs the true KL; *_clip = clip 0.2, *_none = no clip (headline slice)",
         y: 'KL',
         x: 'PPO epochs on one batch',
         table: 'ppo_kl_vs_true',

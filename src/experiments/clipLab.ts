@@ -95,6 +95,7 @@ export interface SweepArm {
   lr: number;
 }
 
+/** The token env's options of a config (budget, tool error rate, think buckets). */
 export function envOptions(cfg: ClipConfig): TokenEnvOptions {
   return { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
 }
