@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { policyLossVanilla } from '../core/policyLoss.js';
 import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
-import { clip } from './clip.js';
-import {
-  type ClipConfig,
-  lossOptionsOf,
-  runSweepArm,
-  type SweepArm,
-  sampleSweepBatch,
-  warmUp,
-} from './clipLab.js';
-import { resolveConfig } from './options.js';
+import { type ClipConfig, clip } from './clip.js';
+import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
+import { configOf, resolveConfig } from './options.js';
 import type { RunRecord } from './types.js';
 
 // A small grid that still has every kind of arm: 2 clip ratios + none + clip-higher, dual on/off,
@@ -27,11 +20,11 @@ const sets = [
 ];
 
 function config(extra: string[] = []): ClipConfig {
-  return resolveConfig('clip', clip.options, [...sets, ...extra]) as unknown as ClipConfig;
+  return resolveConfig(clip, [...sets, ...extra]);
 }
 
 async function run(seed: number, extra: string[] = []): Promise<RunRecord> {
-  return clip.run(config(extra) as unknown as Record<string, unknown>, { seed });
+  return clip.run(config(extra), { seed });
 }
 
 const NAMED = [
@@ -193,10 +186,10 @@ describe('clip experiment', async () => {
   });
 
   it('validates options: unknown keys, a neural policy (not wired in), bad lists', () => {
-    expect(() => resolveConfig('clip', clip.options, ['nope=1'])).toThrow(/unknown --set key/);
-    expect(() => resolveConfig('clip', clip.options, ['policy=neural'])).toThrow(/policy/);
-    expect(() => resolveConfig('clip', clip.options, ['ppo_epochs=[]'])).toThrow(/ppo_epochs/);
-    expect(() => resolveConfig('clip', clip.options, ['clip_ratio_c=1'])).toThrow(/clip_ratio_c/);
-    expect(() => clip.run({ batches: 0 }, { seed: 1 })).toThrow(/clip: option 'batches'/);
+    expect(() => resolveConfig(clip, ['nope=1'])).toThrow(/clip: unknown option 'nope'/);
+    expect(() => resolveConfig(clip, ['policy=neural'])).toThrow(/policy/);
+    expect(() => resolveConfig(clip, ['ppo_epochs=[]'])).toThrow(/ppo_epochs/);
+    expect(() => resolveConfig(clip, ['clip_ratio_c=1'])).toThrow(/clip_ratio_c/);
+    expect(() => configOf(clip, { batches: 0 })).toThrow(/clip: option batches=0/);
   });
 });

@@ -32,7 +32,6 @@ import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
 import {
   bandOf,
   type CheckpointMeasures,
-  type ClipConfig,
   type ClipSetting,
   NEVER_BINDS,
   type ReferenceRun,
@@ -43,8 +42,8 @@ import {
   trainWithReferenceKl,
   warmUp,
 } from './clipLab.js';
-import { parseConfig } from './options.js';
-import type { Experiment, JsonValue, OptionTable, RunContext, RunRecord } from './types.js';
+import { defineOptions, option } from './options.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
 // --- config -----------------------------------------------------------------------------------------
@@ -52,133 +51,112 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);
 const list = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(12);
 
-export const CLIP_OPTIONS: OptionTable = {
-  policy: {
-    schema: z.enum(['table']),
-    default: 'table',
-    help: "policy the sweep updates: table (the token lab's 36-context softmax table); the neural policy is not wired in yet",
-  },
-  clip_ratios: {
-    schema: list(num(0.001, 10)),
-    default: [0.05, 0.1, 0.2, 0.3],
-    help: "symmetric clip ratios ε swept (verl clip_ratio; verl's default 0.2)",
-  },
-  include_no_clip: {
-    schema: z.boolean(),
-    default: true,
-    help: 'also sweep the unclipped surrogate (clip "none")',
-  },
-  clip_ratio_high: {
-    schema: num(0, 10),
-    default: 0.28,
-    help: "clip-higher arm: clip_ratio_low 0.2, clip_ratio_high this (DAPO's 0.28); 0 leaves the arm out",
-  },
-  clip_ratio_c: {
-    schema: z.number().gt(1).max(100),
-    default: 3,
-    help: "dual-clip bound c for negative advantages (verl's default 3); 'off' uses a c that never binds",
-  },
-  dual_clip: {
-    schema: z.enum(['both', 'on', 'off']),
-    default: 'both',
-    help: 'sweep dual clip on and off (both), or only one; the headline slice uses on unless off',
-  },
-  ppo_epochs: {
-    schema: list(int(1, 64)),
-    default: [1, 2, 4, 8, 16, 32],
-    help: 'PPO epochs measured (verl ppo_epochs); one run to the largest, measured at each',
-  },
-  mini_batches: {
-    schema: list(int(1, 64)),
-    default: [1, 4],
-    help: 'mini-batches per epoch (verl: batch / ppo_mini_batch_size); each is one optimizer step',
-  },
-  optimizers: {
-    schema: list(z.enum(['adam', 'sgd'])),
-    default: ['adam', 'sgd'],
-    help: 'optimizers swept (fresh state per arm); adam steps ~lr per logit whatever the loss scale',
-  },
-  adam_lrs: {
-    schema: list(num(1e-5, 10)),
-    default: [0.05, 0.01],
-    help: "Adam learning rates (0.05 is the token lab's default)",
-  },
-  sgd_lrs: {
-    schema: list(num(1e-5, 1000)),
-    default: [20, 5],
-    help: 'SGD learning rates (the token-mean loss gradient per logit is small: ~1/(tokens per context))',
-  },
-  batches: {
-    schema: int(1, 16),
-    default: 2,
-    help: 'fixed rollout batches per seed; sweep rows are means over them',
-  },
-  warmup_updates: {
-    schema: int(0, 1000),
-    default: 25,
-    help: 'updates of the standard learner before the fixed batches are drawn (25: training success ~0.4, mid-training)',
-  },
-  train_ppo_epochs: {
-    schema: int(1, 64),
-    default: 2,
-    help: 'PPO epochs per update of the warm-up and of the reference-KL runs (the token lab default)',
-  },
-  train_lr: {
-    schema: num(1e-5, 10),
-    default: 0.05,
-    help: 'Adam learning rate of the warm-up and the reference-KL runs',
-  },
-  train_clip_ratio: {
-    schema: num(0.001, 10),
-    default: 0.2,
-    help: 'clip ratio of the warm-up and the reference-KL runs',
-  },
-  ref_updates: {
-    schema: int(1, 10000),
-    default: 150,
-    help: 'updates of each reference-KL training run (the token lab default)',
-  },
-  kl_loss_coefs: {
-    schema: list(num(1e-6, 100)),
-    default: [0.1, 0.3],
-    help: "verl kl_loss_coef values of the reference-KL arm, each also run against 0 (verl's default 0.001 barely moves this table policy)",
-  },
-  kl_loss_type: {
-    schema: z.enum(KL_PENALTY_NAMES as [KlPenaltyName, ...KlPenaltyName[]]),
-    default: 'low_var_kl',
-    help: "verl kl_loss_type (low_var_kl = k3, verl's recommended choice for GRPO)",
-  },
-  temperature: {
-    schema: num(0.05, 10),
-    default: 1.2,
-    help: 'sampling temperature of the behaviour-shift arm (pi_old stays the temperature-1 policy, as when the trainer recomputes log-probs without the rollout temperature)',
-  },
-  stale_lag: {
-    schema: int(1, 100),
-    default: 4,
-    help: 'behaviour-shift arm: samples drawn by the policy this many updates before pi_old',
-  },
-  tasks_per_update: { schema: int(1, 1000), default: 16, help: 'tasks per batch (groups)' },
-  group_size: { schema: int(2, 256), default: 8, help: 'samples per task (GRPO group size G)' },
-  budget: { schema: int(4, 1000), default: 48, help: 'token budget per transcript, model + env tokens' },
-  tool_error_rate: {
-    schema: num(0, 1),
-    default: 0.3,
-    help: 'probability that add/sub returns a wrong number',
-  },
-  think_buckets: { schema: int(1, 10), default: 3, help: 'think-count buckets in the policy context' },
-  max_operand: { schema: int(0, 1e6), default: 99, help: 'operands uniform in [0, max_operand]' },
-  observation_logit_init: {
-    schema: num(-20, 5),
-    default: -3,
-    help: 'initial logit of each observation token (the "pretrained" prior; also the reference policy)',
-  },
-  eval_tasks: {
-    schema: int(1, 100000),
-    default: 400,
-    help: 'held-out tasks of the reference-KL runs, one sample each',
-  },
-};
+export const CLIP_OPTIONS = defineOptions({
+  policy: option(
+    z.enum(['table']),
+    'table',
+    "policy the sweep updates: table (the token lab's 36-context softmax table); the neural policy is not wired in yet",
+  ),
+  clip_ratios: option(
+    list(num(0.001, 10)),
+    [0.05, 0.1, 0.2, 0.3],
+    "symmetric clip ratios ε swept (verl clip_ratio; verl's default 0.2)",
+  ),
+  include_no_clip: option(z.boolean(), true, 'also sweep the unclipped surrogate (clip "none")'),
+  clip_ratio_high: option(
+    num(0, 10),
+    0.28,
+    "clip-higher arm: clip_ratio_low 0.2, clip_ratio_high this (DAPO's 0.28); 0 leaves the arm out",
+  ),
+  clip_ratio_c: option(
+    z.number().gt(1).max(100),
+    3,
+    "dual-clip bound c for negative advantages (verl's default 3); 'off' uses a c that never binds",
+  ),
+  dual_clip: option(
+    z.enum(['both', 'on', 'off']),
+    'both',
+    'sweep dual clip on and off (both), or only one; the headline slice uses on unless off',
+  ),
+  ppo_epochs: option(
+    list(int(1, 64)),
+    [1, 2, 4, 8, 16, 32],
+    'PPO epochs measured (verl ppo_epochs); one run to the largest, measured at each',
+  ),
+  mini_batches: option(
+    list(int(1, 64)),
+    [1, 4],
+    'mini-batches per epoch (verl: batch / ppo_mini_batch_size); each is one optimizer step',
+  ),
+  optimizers: option(
+    list(z.enum(['adam', 'sgd'])),
+    ['adam', 'sgd'],
+    'optimizers swept (fresh state per arm); adam steps ~lr per logit whatever the loss scale',
+  ),
+  adam_lrs: option(
+    list(num(1e-5, 10)),
+    [0.05, 0.01],
+    "Adam learning rates (0.05 is the token lab's default)",
+  ),
+  sgd_lrs: option(
+    list(num(1e-5, 1000)),
+    [20, 5],
+    'SGD learning rates (the token-mean loss gradient per logit is small: ~1/(tokens per context))',
+  ),
+  batches: option(int(1, 16), 2, 'fixed rollout batches per seed; sweep rows are means over them'),
+  warmup_updates: option(
+    int(0, 1000),
+    25,
+    'updates of the standard learner before the fixed batches are drawn (25: training success ~0.4, mid-training)',
+  ),
+  train_ppo_epochs: option(
+    int(1, 64),
+    2,
+    'PPO epochs per update of the warm-up and of the reference-KL runs (the token lab default)',
+  ),
+  train_lr: option(num(1e-5, 10), 0.05, 'Adam learning rate of the warm-up and the reference-KL runs'),
+  train_clip_ratio: option(num(0.001, 10), 0.2, 'clip ratio of the warm-up and the reference-KL runs'),
+  ref_updates: option(
+    int(1, 10000),
+    150,
+    'updates of each reference-KL training run (the token lab default)',
+  ),
+  kl_loss_coefs: option(
+    list(num(1e-6, 100)),
+    [0.1, 0.3],
+    "verl kl_loss_coef values of the reference-KL arm, each also run against 0 (verl's default 0.001 barely moves this table policy)",
+  ),
+  kl_loss_type: option(
+    z.enum(KL_PENALTY_NAMES as [KlPenaltyName, ...KlPenaltyName[]]),
+    'low_var_kl',
+    "verl kl_loss_type (low_var_kl = k3, verl's recommended choice for GRPO)",
+  ),
+  temperature: option(
+    num(0.05, 10),
+    1.2,
+    'sampling temperature of the behaviour-shift arm (pi_old stays the temperature-1 policy, as when the trainer recomputes log-probs without the rollout temperature)',
+  ),
+  stale_lag: option(
+    int(1, 100),
+    4,
+    'behaviour-shift arm: samples drawn by the policy this many updates before pi_old',
+  ),
+  tasks_per_update: option(int(1, 1000), 16, 'tasks per batch (groups)'),
+  group_size: option(int(2, 256), 8, 'samples per task (GRPO group size G)'),
+  budget: option(int(4, 1000), 48, 'token budget per transcript, model + env tokens'),
+  tool_error_rate: option(num(0, 1), 0.3, 'probability that add/sub returns a wrong number'),
+  think_buckets: option(int(1, 10), 3, 'think-count buckets in the policy context'),
+  max_operand: option(int(0, 1e6), 99, 'operands uniform in [0, max_operand]'),
+  observation_logit_init: option(
+    num(-20, 5),
+    -3,
+    'initial logit of each observation token (the "pretrained" prior; also the reference policy)',
+  ),
+  eval_tasks: option(int(1, 100000), 400, 'held-out tasks of the reference-KL runs, one sample each'),
+});
+
+/** What `run` receives: snake_case, every option present, already validated. */
+export type ClipConfig = z.output<typeof CLIP_OPTIONS>;
 
 /** Ratio-histogram bins (upper edge exclusive). */
 const RATIO_EDGES = [0, 0.5, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 4, Number.POSITIVE_INFINITY];
@@ -210,10 +188,8 @@ const SWEEP_MEASURES = [
   'update_norm',
 ] as const;
 
-function runClip(input: Record<string, unknown>, ctx: RunContext): RunRecord {
+function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
   const start = performance.now();
-  const config = parseConfig('clip', CLIP_OPTIONS, input); // run() may be called without the CLI
-  const cfg = config as unknown as ClipConfig;
   const seed = ctx.seed;
 
   // --- the grid -------------------------------------------------------------------------------------
@@ -417,7 +393,7 @@ function runClip(input: Record<string, unknown>, ctx: RunContext): RunRecord {
     experiment: 'clip',
     seed,
     version: VERSION,
-    config: config as Record<string, JsonValue>,
+    config: cfg,
     metrics,
     curves,
     tables: {
@@ -707,7 +683,7 @@ export function clipConclusions(
   return notes;
 }
 
-export const clip: Experiment = {
+export const clip: Experiment<typeof CLIP_OPTIONS> = {
   name: 'clip',
   summary:
     'what the clipped surrogate bounds: exact KL(pi_old||pi_new), ratio tails and update size vs clip, PPO epochs, mini-batches, optimizer; reference vs old vs behaviour policy',

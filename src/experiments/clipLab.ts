@@ -10,7 +10,6 @@
  */
 import { trueKlAtPositions } from '../core/clipMeasures.js';
 import { LabError } from '../core/errors.js';
-import type { KlPenaltyName } from '../core/kl.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
@@ -39,39 +38,7 @@ import {
   packTranscripts,
   responseMaskFromRoles,
 } from '../train/tokenLearner.js';
-
-/** The clip experiment's effective options (snake_case, as `--set` takes them). */
-export interface ClipConfig {
-  policy: 'table';
-  clip_ratios: number[];
-  include_no_clip: boolean;
-  clip_ratio_high: number;
-  clip_ratio_c: number;
-  dual_clip: 'both' | 'on' | 'off';
-  ppo_epochs: number[];
-  mini_batches: number[];
-  optimizers: OptimizerKind[];
-  adam_lrs: number[];
-  sgd_lrs: number[];
-  batches: number;
-  warmup_updates: number;
-  train_ppo_epochs: number;
-  train_lr: number;
-  train_clip_ratio: number;
-  ref_updates: number;
-  kl_loss_coefs: number[];
-  kl_loss_type: KlPenaltyName;
-  temperature: number;
-  stale_lag: number;
-  tasks_per_update: number;
-  group_size: number;
-  budget: number;
-  tool_error_rate: number;
-  think_buckets: number;
-  max_operand: number;
-  observation_logit_init: number;
-  eval_tasks: number;
-}
+import type { ClipConfig } from './clip.js';
 
 /**
  * A clip ratio that never binds: `1 − ε < 0` and `log(1 + ε) > 20`, verl's log-ratio clamp, so the

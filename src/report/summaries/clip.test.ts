@@ -5,7 +5,7 @@ import { formatClip } from './clip.js';
 
 describe('formatClip', () => {
   it('shows KL by epochs per clip, the tails, the grid, behaviour and reference rows, and the notes', async () => {
-    const config = resolveConfig('clip', clip.options, [
+    const config = resolveConfig(clip, [
       'clip_ratios=[0.2]',
       'ppo_epochs=[1,4]',
       'mini_batches=[1]',
