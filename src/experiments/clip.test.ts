@@ -185,6 +185,20 @@ describe('clip experiment', async () => {
     expect(c.metrics).not.toEqual(a.metrics);
   });
 
+  it('names the real lag when the warm-up is shorter than stale_lag, and survives an untrained policy', async () => {
+    // 2 warm-up updates from the uniform start: most groups all-fail, many advantages are 0
+    const r = await run(3, [
+      'ppo_epochs=[1,2]',
+      'mini_batches=[1]',
+      'dual_clip=on',
+      'ref_updates=2',
+      'warmup_updates=2',
+    ]);
+    const sources = new Set((r.tables.behaviour_shift ?? []).map((x) => x.source));
+    expect(sources).toEqual(new Set(['on-policy', 'temperature 1.2', 'stale 2']));
+    for (const row of r.tables.sweep ?? []) expect(Number.isFinite(row.kl_true_mean as number)).toBe(true);
+  });
+
   it('validates options: unknown keys, a neural policy (not wired in), bad lists', () => {
     expect(() => resolveConfig(clip, ['nope=1'])).toThrow(/clip: unknown option 'nope'/);
     expect(() => resolveConfig(clip, ['policy=neural'])).toThrow(/policy/);

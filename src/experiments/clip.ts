@@ -224,6 +224,8 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
     checkpoints[0] as number,
     checkpoints.includes(16) ? 16 : (checkpoints.at(-1) as number),
   ];
+  // The histogram and the behaviour arm use clip 0.2 (verl's default), or the first clip setting without it.
+  const focus = (clips.find((c) => c.name === '0.2') ?? clips[0]) as ClipSetting;
   const referenceCoefs = [0, ...cfg.kl_loss_coefs];
   const totalWork = arms.length * cfg.batches + 3 * cfg.batches + referenceCoefs.length;
   let done = 0;
@@ -256,7 +258,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
     );
     byArm.set(arm, rows);
     sweep.push(...rows);
-    if (headline(arm) && arm.clip.name === '0.2') {
+    if (headline(arm) && arm.clip === focus) {
       histogramEpochs.forEach((e, j) => {
         perBatch.forEach((res, b) => {
           const m = res[checkpoints.indexOf(e)] as CheckpointMeasures;
@@ -285,13 +287,14 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       ),
     },
     {
-      name: `stale ${cfg.stale_lag}`,
+      // lag = stale_lag, or the whole warm-up when it is shorter
+      name: `stale ${warm.history.length - 1}`,
       batches: onPolicy.map((_, b) =>
         sampleSweepBatch(warm.policy, warm.history[0] as Float64Array, 1, cfg, seed, `stale-${b}`),
       ),
     },
   ];
-  const behaviourClips = clips.filter((c) => c.name === '0.2' || c.name === 'none');
+  const behaviourClips = clips.filter((c) => c === focus || c.name === 'none');
   const headArm = arms.find(headline) as SweepArm;
   const behaviour: Record<string, JsonValue>[] = [];
   for (const source of sources) {
@@ -423,7 +426,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
         yFields: clips.map((c) => c.name),
       },
       ratio_histogram: {
-        title: `Ratio pi_new/pi_old over the batch's tokens, clip 0.2, after ${histogramEpochs[0]} and ${histogramEpochs[1]} epochs`,
+        title: `Ratio pi_new/pi_old over the batch's tokens, clip ${focus.name}, after ${histogramEpochs[0]} and ${histogramEpochs[1]} epochs`,
         y: 'fraction of tokens',
         x: 'ratio bin',
         kind: 'bar',
