@@ -91,7 +91,7 @@ out.push('', '### True KL(pi_old || pi_new) by PPO epochs', '');
 out.push(
   table(
     ['epochs', ...clips],
-    epochs.map((e) => [String(e), ...clips.map((c) => ci(metric(`sweep.${c}.e${e}.kl_true_mean`)))]),
+    epochs.map((e) => [String(e), ...clips.map((c) => ci(metric(`kl_true_mean.${c}_e${e}`)))]),
   ),
 );
 out.push('', '### Paired: clip minus no clip, true KL', '');
@@ -101,7 +101,7 @@ out.push(
     ['epochs', ...clipped],
     epochs.map((e) => [
       String(e),
-      ...clipped.map((c) => ci(metric(`paired.${c}_minus_none.e${e}.kl_true_mean`))),
+      ...clipped.map((c) => ci(metric(`kl_true_mean.${c}_e${e}_minus_none_e${e}`))),
     ]),
   ),
 );
@@ -120,8 +120,8 @@ out.push(
       `ratio ${last}/${prev} (mean of per-seed ratios)`,
     ],
     clips.map((c) => {
-      const a = metric(`sweep.${c}.e${prev}.kl_true_mean`);
-      const b = metric(`sweep.${c}.e${last}.kl_true_mean`);
+      const a = metric(`kl_true_mean.${c}_e${prev}`);
+      const b = metric(`kl_true_mean.${c}_e${last}`);
       return [c, ci(a), ci(b), ci(diff(b, a)), ci(b.map((x, i) => x / (a[i] as number)))];
     }),
   ),
@@ -167,7 +167,7 @@ out.push(
   table(
     ['epochs', 'true KL', 'ppo_kl at the policy', 'ppo_kl − true (paired)', 'ppo_kl as verl logs it'],
     epochs.map((e) => {
-      const w = (r: Row) => headline(r) && r.clip === '0.2' && r.epochs === e;
+      const w = (r: Row) => headline(r) && r.clip === 'eps_0.2' && r.epochs === e;
       const t = column(w, 'kl_true_mean');
       const p = column(w, 'ppo_kl');
       return [String(e), ci(t), ci(p), ci(diff(p, t)), ci(column(w, 'ppo_kl_logged'))];
@@ -175,7 +175,7 @@ out.push(
   ),
 );
 out.push('', `### The grid at clip 0.2 and ${last} epochs`, '');
-const grid = sweep0.filter((r) => r.clip === '0.2' && r.epochs === last);
+const grid = sweep0.filter((r) => r.clip === 'eps_0.2' && r.epochs === last);
 out.push(
   table(
     [
@@ -202,7 +202,7 @@ out.push(
         String(g.mini_batches),
         g.dual_clip ? 'on' : 'off',
         ...['kl_true_mean', 'ratio_max', 'frac_outside_clip', 'update_norm'].map((f) =>
-          ci(column((r) => same(r) && r.clip === '0.2', f)),
+          ci(column((r) => same(r) && r.clip === 'eps_0.2', f)),
         ),
         ci(column((r) => same(r) && r.clip === 'none', 'kl_true_mean')),
       ];
@@ -215,7 +215,7 @@ out.push(
   '',
 );
 const pairedRows: string[][] = [];
-for (const c of ['0.2', 'none']) {
+for (const c of ['eps_0.2', 'none']) {
   for (const opt of [...new Set(grid.map((g) => `${g.optimizer} ${g.lr}`))]) {
     const [o, lr] = opt.split(' ');
     const k = (mb: number, dual: boolean) =>
@@ -259,9 +259,11 @@ const behCols = [
 ];
 out.push(
   table(
-    ['source', 'clip', 'epochs', ...behCols],
+    ['source', 'temperature', 'lag', 'clip', 'epochs', ...behCols],
     beh.map((b) => [
       String(b.source),
+      String(b.temperature),
+      String(b.lag),
       String(b.clip),
       String(b.epochs),
       ...behCols.map((f) =>
@@ -291,11 +293,11 @@ out.push(
     ],
     refArms.map((a) => [
       a,
-      ci(metric(`reference.${a}.final_kl_to_ref`)),
-      ci(metric(`reference.${a}.mean_kl_to_old`)),
-      ci(metric(`reference.${a}.eval_success`)),
-      a === 'no_kl_loss' ? '—' : ci(metric(`paired.reference.${a}_minus_no_kl_loss.final_kl_to_ref`)),
-      a === 'no_kl_loss' ? '—' : ci(metric(`paired.reference.${a}_minus_no_kl_loss.eval_success`)),
+      ci(metric(`final_kl_to_ref.${a}`)),
+      ci(metric(`mean_kl_to_old.${a}`)),
+      ci(metric(`eval_success.${a}`)),
+      a === 'no_kl_loss' ? '—' : ci(metric(`final_kl_to_ref.${a}_minus_no_kl_loss`)),
+      a === 'no_kl_loss' ? '—' : ci(metric(`eval_success.${a}_minus_no_kl_loss`)),
     ]),
   ),
 );

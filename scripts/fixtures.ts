@@ -7,7 +7,7 @@
  *   npm run fixtures -- agent mask   # some
  *
  * Location: test/fixtures/records/<experiment>.json (agent, rollout, advantage, mask, aggregation,
- * truncation, saturation). Format (JSON, `format: 1`):
+ * truncation, saturation, clip). Format (JSON, `format: 1`):
  *   experiment  name, as `labs run --experiment`
  *   tolerance   { relative, absolute }: numbers match when |a - b| <= absolute + relative x max(|a|, |b|)
  *   defaults    every option's default (the config `labs run` uses with no --set); compared exactly
@@ -34,6 +34,22 @@ const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: numbe
   truncation: { overrides: { updates: 12, eval_tasks: 50 }, seeds: [1, 2] },
   saturation: {
     overrides: { warmup_updates: 80, updates: 6, tasks_per_update: 8, eval_tasks: 50, robust_replays: 4 },
+    seeds: [1, 2],
+  },
+  clip: {
+    overrides: {
+      clip_ratios: [0.2],
+      ppo_epochs: [1, 4],
+      mini_batches: [2],
+      dual_clip: 'on',
+      optimizers: ['adam'],
+      adam_lrs: [0.05],
+      batches: 1,
+      warmup_updates: 8,
+      ref_updates: 4,
+      kl_loss_coefs: [0.3],
+      eval_tasks: 30,
+    },
     seeds: [1, 2],
   },
 };

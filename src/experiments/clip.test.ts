@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { policyLossVanilla } from '../core/policyLoss.js';
 import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
 import { type ClipConfig, clip } from './clip.js';
 import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
 import { configOf, resolveConfig } from './options.js';
-import type { RunRecord } from './types.js';
+import type { JsonValue, RunRecord } from './types.js';
 
 // A small grid that still has every kind of arm: 2 clip ratios + none + clip-higher, dual on/off,
 // 2 mini-batch counts, one optimizer with one lr, 3 epoch counts.
@@ -39,14 +39,18 @@ const NAMED = [
   'update_norm',
 ];
 
-describe('clip experiment', async () => {
-  const seven = await run(7);
-  const sweep = seven.tables.sweep ?? [];
+describe('clip experiment', () => {
+  let seven: RunRecord;
+  let sweep: Record<string, JsonValue>[];
+  beforeAll(async () => {
+    seven = await run(7);
+    sweep = seven.tables.sweep ?? [];
+  });
 
   it('has one sweep row per clip x dual x mini-batches x optimizer x lr x epochs, with the named measures', () => {
     // 4 clip settings x 2 dual x 2 mini-batch counts x 1 optimizer x 1 lr x 3 epoch counts
     expect(sweep).toHaveLength(4 * 2 * 2 * 3);
-    expect(new Set(sweep.map((r) => r.clip))).toEqual(new Set(['0.1', '0.2', 'none', 'clip-higher']));
+    expect(new Set(sweep.map((r) => r.clip))).toEqual(new Set(['eps_0.1', 'eps_0.2', 'none', 'clip_higher']));
     for (const row of sweep) {
       for (const k of ['clip', 'dual_clip', 'mini_batches', 'optimizer', 'lr', 'epochs'])
         expect(row).toHaveProperty(k);
@@ -54,7 +58,7 @@ describe('clip experiment', async () => {
       expect(row.kl_true_max as number).toBeGreaterThanOrEqual(row.kl_true_mean as number);
       expect(row.ratio_max as number).toBeGreaterThanOrEqual(row.ratio_p99 as number);
     }
-    const hi = sweep.find((r) => r.clip === 'clip-higher');
+    const hi = sweep.find((r) => r.clip === 'clip_higher');
     expect([hi?.clip_ratio_low, hi?.clip_ratio_high]).toEqual([0.2, 0.28]);
     expect(sweep.find((r) => r.clip === 'none')?.clip_ratio_low).toBeNull();
   });
@@ -75,13 +79,13 @@ describe('clip experiment', async () => {
       sweep
         .filter((r) => r.clip === c && r.mini_batches === 1 && r.dual_clip === true)
         .map((r) => r.kl_true_mean as number);
-    for (const c of ['0.1', '0.2', 'none']) {
+    for (const c of ['eps_0.1', 'eps_0.2', 'none']) {
       const k = head(c);
       expect(k[1]).toBeGreaterThan(k[0] as number);
       expect(k[2]).toBeGreaterThan(k[1] as number);
     }
-    expect(head('none')[2]).toBeGreaterThan(head('0.2')[2] as number);
-    expect(head('0.2')[2]).toBeGreaterThan(head('0.1')[2] as number);
+    expect(head('none')[2]).toBeGreaterThan(head('eps_0.2')[2] as number);
+    expect(head('eps_0.2')[2]).toBeGreaterThan(head('eps_0.1')[2] as number);
   });
 
   it('the per-epoch true KL and verl metrics equal a direct computation and the core kernel', () => {
@@ -90,7 +94,7 @@ describe('clip experiment', async () => {
     const current = warm.history.at(-1) as Float64Array;
     const batch = sampleSweepBatch(warm.policy, current, 1, cfg, 7, 'batch-0');
     const arm: SweepArm = {
-      clip: { name: '0.2', low: 0.2, high: 0.2 },
+      clip: { name: 'eps_0.2', low: 0.2, high: 0.2 },
       dualClip: true,
       miniBatches: 1,
       optimizer: 'adam',
@@ -117,7 +121,7 @@ describe('clip experiment', async () => {
     }
     expect(two.kl_true_mean).toBeCloseTo(sum / n, 12);
     const row = sweep.find(
-      (r) => r.clip === '0.2' && r.epochs === 2 && r.mini_batches === 1 && r.dual_clip === true,
+      (r) => r.clip === 'eps_0.2' && r.epochs === 2 && r.mini_batches === 1 && r.dual_clip === true,
     );
     expect(row?.kl_true_mean).toBeCloseTo(sum / n, 5); // rows are rounded to 6 significant digits
     const kernel = policyLossVanilla(
@@ -136,10 +140,9 @@ describe('clip experiment', async () => {
 
   it('behaviour shift: on-policy batches have no shift, temperature and stale batches do', () => {
     const rows = seven.tables.behaviour_shift ?? [];
-    const at = (src: string) =>
-      rows.find((r) => String(r.source).startsWith(src) && r.epochs === 1 && r.clip === '0.2');
-    expect(at('on-policy')?.kl_behav_old as number).toBeLessThan(1e-12);
-    expect(at('on-policy')?.behav_frac_outside_before).toBe(0);
+    const at = (src: string) => rows.find((r) => r.source === src && r.epochs === 1 && r.clip === 'eps_0.2');
+    expect(at('on_policy')?.kl_behav_old as number).toBeLessThan(1e-12);
+    expect(at('on_policy')?.behav_frac_outside_before).toBe(0);
     expect(at('temperature')?.kl_behav_old as number).toBeGreaterThan(0.01);
     expect(at('stale')?.kl_behav_old as number).toBeGreaterThan(0);
     // clipping against pi_old: after one step the ratio to pi_old is within the band, the ratio to behaviour is not
@@ -163,7 +166,7 @@ describe('clip experiment', async () => {
 
   it('plots: KL vs epochs per clip, the ratio histogram after 1 and 16 (or the last) epochs, ppo_kl vs true KL', () => {
     const p = seven.plots ?? {};
-    expect(p.kl_vs_epochs?.yFields).toEqual(['0.1', '0.2', 'none', 'clip-higher']);
+    expect(p.kl_vs_epochs?.yFields).toEqual(['eps_0.1', 'eps_0.2', 'none', 'clip_higher']);
     const hist = seven.tables.ratio_histogram ?? [];
     const keys = Object.keys(hist[0] ?? {});
     expect(keys).toEqual(['ratio_bin', 'after_1_epoch', 'after_8_epochs']);
@@ -195,7 +198,8 @@ describe('clip experiment', async () => {
       'warmup_updates=2',
     ]);
     const sources = new Set((r.tables.behaviour_shift ?? []).map((x) => x.source));
-    expect(sources).toEqual(new Set(['on-policy', 'temperature 1.2', 'stale 2']));
+    expect(sources).toEqual(new Set(['on_policy', 'temperature', 'stale']));
+    expect((r.tables.behaviour_shift ?? []).find((x) => x.source === 'stale')?.lag).toBe(2);
     for (const row of r.tables.sweep ?? []) expect(Number.isFinite(row.kl_true_mean as number)).toBe(true);
   });
 

@@ -202,9 +202,9 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
 
   // --- the grid -------------------------------------------------------------------------------------
   const clips: ClipSetting[] = [
-    ...cfg.clip_ratios.map((e) => ({ name: String(e), low: e, high: e })),
+    ...cfg.clip_ratios.map((e) => ({ name: `eps_${e}`, low: e, high: e })),
     ...(cfg.include_no_clip ? [{ name: 'none', low: NEVER_BINDS, high: NEVER_BINDS }] : []),
-    ...(cfg.clip_ratio_high > 0 ? [{ name: 'clip-higher', low: 0.2, high: cfg.clip_ratio_high }] : []),
+    ...(cfg.clip_ratio_high > 0 ? [{ name: 'clip_higher', low: 0.2, high: cfg.clip_ratio_high }] : []),
   ];
   const duals = cfg.dual_clip === 'both' ? [true, false] : [cfg.dual_clip === 'on'];
   const lrsOf = (opt: string) => (opt === 'adam' ? cfg.adam_lrs : cfg.sgd_lrs);
@@ -225,7 +225,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
     checkpoints.includes(16) ? 16 : (checkpoints.at(-1) as number),
   ];
   // The histogram and the behaviour arm use clip 0.2 (verl's default), or the first clip setting without it.
-  const focus = (clips.find((c) => c.name === '0.2') ?? clips[0]) as ClipSetting;
+  const focus = (clips.find((c) => c.name === 'eps_0.2') ?? clips[0]) as ClipSetting;
   const referenceCoefs = [0, ...cfg.kl_loss_coefs];
   const totalWork = arms.length * cfg.batches + 3 * cfg.batches + referenceCoefs.length;
   let done = 0;
@@ -278,17 +278,21 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
   }
 
   // --- behaviour != old: stale samples and a sampling temperature, pi_old = the current policy --------
-  const sources: { name: string; batches: SweepBatch[] }[] = [
-    { name: 'on-policy', batches: onPolicy },
+  const sources: BehaviourSource[] = [
+    { name: 'on_policy', temperature: 1, lag: 0, batches: onPolicy },
     {
-      name: `temperature ${cfg.temperature}`,
+      name: 'temperature',
+      temperature: cfg.temperature,
+      lag: 0,
       batches: onPolicy.map((_, b) =>
         sampleSweepBatch(warm.policy, current, cfg.temperature, cfg, seed, `temp-${b}`),
       ),
     },
     {
+      name: 'stale',
+      temperature: 1,
       // lag = stale_lag, or the whole warm-up when it is shorter
-      name: `stale ${warm.history.length - 1}`,
+      lag: warm.history.length - 1,
       batches: onPolicy.map((_, b) =>
         sampleSweepBatch(warm.policy, warm.history[0] as Float64Array, 1, cfg, seed, `stale-${b}`),
       ),
@@ -304,7 +308,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       checkpoints.forEach((epochs, k) => {
         behaviour.push(
           behaviourRow(
-            source.name,
+            source,
             clip.name,
             epochs,
             source.batches,
@@ -342,9 +346,9 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
   }));
   const ppoVsTrue = checkpoints.map((epochs, k) => ({
     epochs,
-    true_kl_clip: headRows('0.2')[k]?.kl_true_mean ?? null,
-    ppo_kl_clip: headRows('0.2')[k]?.ppo_kl ?? null,
-    ppo_kl_logged_clip: headRows('0.2')[k]?.ppo_kl_logged ?? null,
+    true_kl_clip: headRows(focus.name)[k]?.kl_true_mean ?? null,
+    ppo_kl_clip: headRows(focus.name)[k]?.ppo_kl ?? null,
+    ppo_kl_logged_clip: headRows(focus.name)[k]?.ppo_kl_logged ?? null,
     true_kl_none: headRows('none')[k]?.kl_true_mean ?? null,
     ppo_kl_none: headRows('none')[k]?.ppo_kl ?? null,
   }));
@@ -357,7 +361,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
   for (const c of clips) {
     headRows(c.name).forEach((row) => {
       for (const m of ['kl_true_mean', 'kl_true_max', 'ratio_max', 'frac_outside_clip'] as const)
-        metrics[`sweep.${c.name}.e${row.epochs}.${m}`] = row[m] as number;
+        metrics[`${m}.${c.name}_e${row.epochs}`] = row[m] as number;
     });
   }
   if (clips.some((c) => c.name === 'none')) {
@@ -365,30 +369,29 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       headRows(c.name).forEach((row, k) => {
         const d = (row.kl_true_mean as number) - (headRows('none')[k]?.kl_true_mean as number);
         if (Number.isFinite(d))
-          metrics[`paired.${c.name}_minus_none.e${row.epochs}.kl_true_mean`] = round6(d);
+          metrics[`kl_true_mean.${c.name}_e${row.epochs}_minus_none_e${row.epochs}`] = round6(d);
       });
     }
   }
   for (const row of behaviour) {
     if (row.epochs !== checkpoints[0] && row.epochs !== histogramEpochs[1]) continue;
-    const key = `behaviour.${String(row.source).replace(/ /g, '_')}.${row.clip}.e${row.epochs}`;
+    const arm = `${row.source}_${row.clip}_e${row.epochs}`;
     for (const m of ['kl_behav_old', 'kl_behav_new', 'behav_frac_outside_before', 'behav_frac_outside_after'])
-      metrics[`${key}.${m}`] = row[m] as number;
+      metrics[`${m}.${arm}`] = row[m] as number;
   }
   for (const r of runs) {
     const arm = referenceArmName(r.coef);
     const tail = r.steps.slice(-Math.max(1, Math.round(r.steps.length / 10)));
-    metrics[`reference.${arm}.final_kl_to_ref`] = round6(mean(tail.map((s) => s.klToRef)));
-    metrics[`reference.${arm}.mean_kl_to_old`] = round6(mean(r.steps.map((s) => s.klToOld)));
-    metrics[`reference.${arm}.eval_success`] = round6(r.evalSuccess);
+    metrics[`final_kl_to_ref.${arm}`] = round6(mean(tail.map((s) => s.klToRef)));
+    metrics[`mean_kl_to_old.${arm}`] = round6(mean(r.steps.map((s) => s.klToOld)));
+    metrics[`eval_success.${arm}`] = round6(r.evalSuccess);
   }
   const base = runs[0] as ReferenceRun;
   for (const r of runs.slice(1)) {
     const arm = referenceArmName(r.coef);
     for (const m of ['final_kl_to_ref', 'mean_kl_to_old', 'eval_success'])
-      metrics[`paired.reference.${arm}_minus_no_kl_loss.${m}`] = round6(
-        (metrics[`reference.${arm}.${m}`] as number) -
-          (metrics[`reference.${referenceArmName(base.coef)}.${m}`] as number),
+      metrics[`${m}.${arm}_minus_no_kl_loss`] = round6(
+        (metrics[`${m}.${arm}`] as number) - (metrics[`${m}.${referenceArmName(base.coef)}`] as number),
       );
   }
 
@@ -497,9 +500,19 @@ function sweepRow(
   return row;
 }
 
+/** Where a behaviour-shift batch came from: pi_old itself, pi_old at a temperature, or an older policy. */
+interface BehaviourSource {
+  name: 'on_policy' | 'temperature' | 'stale';
+  /** Sampling temperature (1 unless `temperature`). */
+  temperature: number;
+  /** Updates between the sampling policy and pi_old (0 unless `stale`). */
+  lag: number;
+  batches: SweepBatch[];
+}
+
 /** One `tables.behaviour_shift` row: the update measured against pi_old and against the behaviour policy. */
 function behaviourRow(
-  source: string,
+  source: BehaviourSource,
   clip: string,
   epochs: number,
   batches: readonly SweepBatch[],
@@ -512,7 +525,9 @@ function behaviourRow(
   const klFrom = (table: Float64Array, other: Float64Array, f: SweepBatch['fixed']) =>
     trueKlAtPositions(table, other, VOCAB_SIZE, f.batch.contexts, f.mask, f.batch.shape).mean;
   return {
-    source,
+    source: source.name,
+    temperature: source.temperature,
+    lag: source.lag,
     clip,
     epochs,
     kl_behav_old: each((s) => klFrom(s.behaviourTable, s.oldTable, s.fixed)),
@@ -584,14 +599,14 @@ export function clipConclusions(
   const notes: string[] = [];
   const first = checkpoints[0] as number;
   const last = checkpoints.at(-1) as number;
-  const kl = (c: string, e: number) => metrics[`sweep.${c}.e${e}.kl_true_mean`] as number;
+  const kl = (c: string, e: number) => metrics[`kl_true_mean.${c}_e${e}`] as number;
   const line = (c: string) => checkpoints.map((e) => fmt(kl(c, e))).join(' → ');
-  if (clips.some((c) => c.name === '0.2')) {
-    const r = (m: string) => metrics[`sweep.0.2.e${last}.${m}`];
+  if (clips.some((c) => c.name === 'eps_0.2')) {
+    const r = (m: string) => metrics[`${m}.eps_0.2_e${last}`];
     const prev = (checkpoints.at(-2) ?? first) as number;
-    const growth = kl('0.2', last) / kl('0.2', prev);
+    const growth = kl('eps_0.2', last) / kl('eps_0.2', prev);
     notes.push(
-      `Clip 0.2 (headline slice: ${cfg.optimizers[0]}, ${cfg.mini_batches[0]} mini-batch${cfg.mini_batches[0] === 1 ? '' : 'es'}): true KL(pi_old || pi_new) after ${checkpoints.join('/')} epochs = ${line('0.2')}` +
+      `Clip 0.2 (headline slice: ${cfg.optimizers[0]}, ${cfg.mini_batches[0]} mini-batch${cfg.mini_batches[0] === 1 ? '' : 'es'}): true KL(pi_old || pi_new) after ${checkpoints.join('/')} epochs = ${line('eps_0.2')}` +
         (clips.some((c) => c.name === 'none') ? `; without a clip ${line('none')}.` : '.') +
         ` After ${last} epochs the largest ratio is ${fmt(r('ratio_max'))} and ${pct(r('frac_outside_clip'))} of the tokens are outside [0.8, 1.2]: ` +
         (growth > 1.1
@@ -612,30 +627,32 @@ export function clipConclusions(
         : `No clip setting levelled off: every one still grew by more than 10% from ${prev} to ${last} epochs.`,
     );
   }
-  const head = sweep.filter((r) => r.clip === '0.2' && r.epochs === last);
+  const head = sweep.filter((r) => r.clip === 'eps_0.2' && r.epochs === last);
   const cmf = head[0]?.clipped_moved_further;
   if (typeof cmf === 'number') {
     notes.push(
       `Of the tokens that were clipped before a step (zero gradient of their own), ${pct(cmf)} moved further out of the band in that step (clip 0.2, headline slice, over ${last} epochs): they move through the softmax normalisation of their context.`,
     );
   }
-  const h = (m: string) => metrics[`sweep.0.2.e${last}.${m}`];
-  const ppo = sweep.find((r) => r.clip === '0.2' && r.epochs === last && r.optimizer === cfg.optimizers[0]);
+  const h = (m: string) => metrics[`${m}.eps_0.2_e${last}`];
+  const ppo = sweep.find(
+    (r) => r.clip === 'eps_0.2' && r.epochs === last && r.optimizer === cfg.optimizers[0],
+  );
   if (ppo) {
     notes.push(
       `verl's ppo_kl (k1 on the batch, at the final policy) is ${fmt(ppo.ppo_kl)} vs a true KL of ${fmt(h('kl_true_mean'))} after ${last} epochs (clip 0.2); the value verl logs (mean over the update's steps, each before its step) is ${fmt(ppo.ppo_kl_logged)}.`,
     );
   }
   const bRow = (source: string, clip: string, e: number) =>
-    behaviour.find((r) => String(r.source).startsWith(source) && r.clip === clip && r.epochs === e);
+    behaviour.find((r) => r.source === source && r.clip === clip && r.epochs === e);
   for (const source of ['temperature', 'stale']) {
-    const rows = behaviour.filter((r) => String(r.source).startsWith(source) && r.clip === '0.2');
-    const b1 = bRow(source, '0.2', first);
-    const bl = bRow(source, '0.2', histogramEpochs[1] as number);
+    const rows = behaviour.filter((r) => r.source === source && r.clip === 'eps_0.2');
+    const b1 = bRow(source, 'eps_0.2', first);
+    const bl = bRow(source, 'eps_0.2', histogramEpochs[1] as number);
     if (!b1 || !bl) continue;
     const never = rows.every((r) => (r.kl_behav_new as number) >= (r.kl_behav_old as number));
     notes.push(
-      `Behaviour != old (${b1.source}): before the update KL(behaviour || old) = ${fmt(b1.kl_behav_old)} and ${pct(b1.behav_frac_outside_before)} of the sampled tokens have pi_old/pi_behaviour outside [0.8, 1.2]; after ${first} and ${histogramEpochs[1]} epochs with clip 0.2, KL(behaviour || new) = ${fmt(b1.kl_behav_new)} / ${fmt(bl.kl_behav_new)} and ${pct(b1.behav_frac_outside_after)} / ${pct(bl.behav_frac_outside_after)} are outside. ` +
+      `Behaviour != old (${b1.source === 'stale' ? `samples ${b1.lag} updates stale` : `sampling temperature ${b1.temperature}`}): before the update KL(behaviour || old) = ${fmt(b1.kl_behav_old)} and ${pct(b1.behav_frac_outside_before)} of the sampled tokens have pi_old/pi_behaviour outside [0.8, 1.2]; after ${first} and ${histogramEpochs[1]} epochs with clip 0.2, KL(behaviour || new) = ${fmt(b1.kl_behav_new)} / ${fmt(bl.kl_behav_new)} and ${pct(b1.behav_frac_outside_after)} / ${pct(bl.behav_frac_outside_after)} are outside. ` +
         (never
           ? 'Clipping against pi_old did not reduce the shift at any checkpoint: the clip only sees pi_new/pi_old'
           : 'At some checkpoint KL(behaviour || new) fell below KL(behaviour || old), but the clip only sees pi_new/pi_old') +

@@ -121,7 +121,7 @@ export function fixedBatchFrom(
   oldLogTable: Float64Array,
 ): FixedBatch {
   const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model-tokens');
+  const mask = responseMaskFromRoles(batch, 'model_tokens');
   const index = episodes.map((_, i) => Math.floor(i / groupSize));
   const advantages = groupAdvantages(
     episodes.map((e) => e.score),

@@ -42,7 +42,7 @@ function fixedBatch(policy: ContextPolicy, seed: number): FixedBatch {
     ),
   );
   const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model-tokens');
+  const mask = responseMaskFromRoles(batch, 'model_tokens');
   // scores: alternate 1/0 within each group so every advantage is non-zero
   const scores = episodes.map((_, i) => i % 2);
   const advantages = groupAdvantages(

@@ -19,9 +19,9 @@ describe('formatClip', () => {
     const record = await clip.run(config, { seed: 5 });
     const text = formatClip(record);
     expect(text).toContain('by PPO epochs');
-    expect(text).toMatch(/epochs\s+0\.2\s+none\s+clip-higher/);
+    expect(text).toMatch(/epochs\s+eps_0\.2\s+none\s+clip_higher/);
     expect(text).toContain('after 4 epochs (headline slice: adam lr 0.05');
-    expect(text).toContain('temperature 1.2');
+    expect(text).toMatch(/temperature\s+1\.2/);
     expect(text).toContain('kl_coef_0.3');
     expect(text).toContain(record.notes?.[0] as string);
   });

@@ -70,7 +70,7 @@ export function formatClip(record: RunRecord): string {
     table(
       grid,
       pick(
-        sweep.filter((r) => r.clip === '0.2' && r.epochs === last),
+        sweep.filter((r) => r.clip === 'eps_0.2' && r.epochs === last),
         grid,
       ),
     ),
@@ -78,6 +78,8 @@ export function formatClip(record: RunRecord): string {
 
   const behaviourCols = [
     'source',
+    'temperature',
+    'lag',
     'clip',
     'epochs',
     'kl_behav_old',
