@@ -1,0 +1,255 @@
+/**
+ * The result tables in README.md and docs/ are generated from run records checked into the repo
+ * (docs/records/*.json) and from bench/results.json, never typed by hand. A generated region is
+ *
+ *     <!-- generated:table NAME from PATH [columns=a,b,c] -->
+ *     ...markdown written by `npm run docs`...
+ *     <!-- /generated -->
+ *
+ * NAME is either `tables.<table>` (rows of the record's table, the listed columns or all of them)
+ * or one of the named renderers below (for tables assembled from several fields). PATH is relative
+ * to the repository root. `renderDocument` rewrites every region of one markdown text; the docs
+ * test re-renders every file and fails when a region differs from what is checked in (stale docs).
+ * Pure functions of (markdown, file reader): no clock, no randomness, so the output is stable.
+ */
+
+/** One generated region as found in a markdown file. */
+export interface Region {
+  name: string;
+  source: string;
+  columns: string[] | undefined;
+  /** line (1-based) of the opening marker, for error messages */
+  line: number;
+}
+
+export type ReadJson = (path: string) => unknown;
+
+const OPEN = /^<!-- generated:table (\S+) from (\S+)(?: columns=(\S+))? -->$/;
+const CLOSE = '<!-- /generated -->';
+
+/** Formats a number the way the docs print measurements: up to 4 significant digits, no trailing zeros. */
+export function formatNumber(x: unknown): string {
+  if (x === null || x === undefined) return '-';
+  if (typeof x === 'string') return x;
+  if (typeof x === 'boolean') return String(x);
+  if (Array.isArray(x)) return x.map(formatNumber).join(', ');
+  if (typeof x !== 'number') return JSON.stringify(x);
+  if (!Number.isFinite(x)) return String(x);
+  if (Number.isInteger(x)) return String(x);
+  const abs = Math.abs(x);
+  if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) return x.toExponential(2);
+  return String(Number(x.toPrecision(4)));
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\|/g, '\\|');
+}
+
+/** A markdown table from a header row and rows of cells. */
+export function markdownTable(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.map(escapeCell).join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+type Row = Record<string, unknown>;
+
+function asRecord(value: unknown, what: string): Row {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(`${what} is not an object`);
+  }
+  return value as Row;
+}
+
+function rowsOf(record: Row, table: string, source: string): Row[] {
+  const tables = asRecord(record.tables, `${source}: tables`);
+  const rows = tables[table];
+  if (!Array.isArray(rows)) throw new Error(`${source}: tables.${table} is missing`);
+  return rows as Row[];
+}
+
+function genericTable(rows: Row[], columns: string[] | undefined, source: string, table: string): string {
+  const cols = columns ?? Object.keys(rows[0] ?? {});
+  for (const c of cols) {
+    if (!rows.some((r) => c in r)) throw new Error(`${source}: tables.${table} has no column '${c}'`);
+  }
+  return markdownTable(
+    cols,
+    rows.map((r) => cols.map((c) => formatNumber(r[c]))),
+  );
+}
+
+/** Update numbers at which the agent's text summary (and the trimmed records) keep curve points. */
+export const CURVE_CHECKPOINTS = [1, 2, 5, 10, 20, 50, 100, 150];
+
+function curvePoint(record: Row, key: string, update: number, source: string): unknown {
+  const curves = asRecord(record.curves, `${source}: curves`);
+  const updates = curves.update;
+  const series = curves[key];
+  if (!Array.isArray(updates) || !Array.isArray(series))
+    throw new Error(`${source}: curves.${key} is missing`);
+  const i = updates.indexOf(update);
+  if (i < 0) throw new Error(`${source}: curves.update has no ${update}`);
+  return series[i];
+}
+
+const named: Record<string, (record: Row, source: string) => string> = {
+  /** agent: group kinds and training success at the checkpoint updates (from the curves). */
+  'agent-updates': (r, s) =>
+    markdownTable(
+      ['update', 'all-wrong', 'mixed', 'all-right', 'zero-advantage trajectories', 'train success'],
+      CURVE_CHECKPOINTS.map((u) =>
+        [
+          u,
+          ...[
+            'group_kind.all_wrong',
+            'group_kind.mixed',
+            'group_kind.all_right',
+            'zero_advantage.fraction',
+            'success.train',
+          ].map((k) => curvePoint(r, k, u, s)),
+        ].map(formatNumber),
+      ),
+    ),
+  /** rollout: one line per (mode, correction) with the columns README used to print by hand. */
+  'rollout-modes': (r, s) =>
+    markdownTable(
+      [
+        'row',
+        'traj/s',
+        'trainer idle',
+        'worker idle',
+        'wasted',
+        'lag mean / max',
+        'ratio p99 / max',
+        'ESS (min)',
+        'corr(lag, |log r|)',
+        'consumed / generated tokens',
+        'steps to 0.9',
+        'sim s to 0.9',
+        'eval success',
+      ],
+      rowsOf(r, 'modes', s).map((m) => {
+        const f = formatNumber;
+        const n = (x: unknown) => (typeof x === 'number' ? String(Math.round(x)) : f(x));
+        return [
+          `${m.mode}${m.mode === 'sync' ? '' : `:${m.correction}`}`,
+          f(m.throughput),
+          f(m.trainer_idle),
+          f(m.worker_idle),
+          f(m.worker_wasted),
+          `${f(m.lag_mean)} / ${f(m.lag_max)}`,
+          `${f(m.ratio_p99)} / ${f(m.ratio_max)}`,
+          `${f(m.ess_fraction)} (${f(m.ess_fraction_min)})`,
+          f(m.lag_logratio_corr),
+          `${n(m.consumed_mean_length)} / ${n(m.generated_mean_length)}`,
+          f(m.updates_to_0_9),
+          n(m.seconds_to_0_9),
+          f(m.eval_success),
+        ];
+      }),
+    ),
+  /** rollout: ratio statistics of consumed actions by version lag, for one run (the stalest row). */
+  'rollout-ratio-by-lag': (r, s) =>
+    genericTable(
+      rowsOf(r, 'ratio_by_lag', s).filter((x) => x.run === 'unbounded_none'),
+      [
+        'lag_bucket',
+        'actions',
+        'ratio_mean',
+        'ratio_p50',
+        'ratio_p90',
+        'ratio_p99',
+        'ratio_max',
+        'mean_abs_log_ratio',
+      ],
+      s,
+      'ratio_by_lag',
+    ),
+  /** bench/results.json: one line per benchmark, time, floor and their ratio (measured in one run). */
+  'bench-results': (r, s) => {
+    const rows = r.rows;
+    if (!Array.isArray(rows)) throw new Error(`${s}: rows is missing`);
+    return markdownTable(
+      ['group', 'benchmark', 'ms', 'floor ms', 'ratio', 'note'],
+      (rows as Row[]).map((b) => [
+        formatNumber(b.group),
+        formatNumber(b.name),
+        typeof b.ms === 'number' ? b.ms.toFixed(1) : '-',
+        typeof b.floor_ms === 'number' ? b.floor_ms.toFixed(1) : '-',
+        typeof b.ratio === 'number' ? `${b.ratio.toFixed(2)}×` : '-',
+        formatNumber(b.note ?? ''),
+      ]),
+    );
+  },
+};
+
+/** Names of the renderers other than `tables.<name>`. */
+export const RENDERER_NAMES = Object.keys(named);
+
+/** The markdown of one region (without its markers). */
+export function renderRegion(region: Region, readJson: ReadJson): string {
+  const record = asRecord(readJson(region.source), region.source);
+  let body: string;
+  if (region.name.startsWith('tables.')) {
+    const table = region.name.slice('tables.'.length);
+    body = genericTable(rowsOf(record, table, region.source), region.columns, region.source, table);
+  } else {
+    const render = named[region.name];
+    if (!render) {
+      throw new Error(
+        `unknown generated table '${region.name}' (known: tables.<name>, ${RENDERER_NAMES.join(', ')})`,
+      );
+    }
+    body = render(record, region.source);
+  }
+  const command = typeof record._command === 'string' ? ` (\`${record._command}\`)` : '';
+  return `${body}\n\n<sub>Generated by \`npm run docs\` from \`${region.source}\`${command}.</sub>`;
+}
+
+/** Every region of a markdown text, in order; an unclosed or nested marker is an error naming the line. */
+export function findRegions(markdown: string, file: string): Region[] {
+  const regions: Region[] = [];
+  let open: Region | undefined;
+  markdown.split('\n').forEach((text, i) => {
+    const m = OPEN.exec(text);
+    if (m) {
+      if (open)
+        throw new Error(`${file} line ${i + 1}: generated region opened inside the one of line ${open.line}`);
+      open = { name: m[1] as string, source: m[2] as string, columns: m[3]?.split(','), line: i + 1 };
+      regions.push(open);
+    } else if (text === CLOSE) {
+      if (!open) throw new Error(`${file} line ${i + 1}: ${CLOSE} without an opening marker`);
+      open = undefined;
+    } else if (text.startsWith('<!-- generated')) {
+      throw new Error(`${file} line ${i + 1}: malformed generated marker: ${text}`);
+    }
+  });
+  if (open) throw new Error(`${file} line ${open.line}: generated region is never closed`);
+  return regions;
+}
+
+/** The markdown with every generated region re-rendered from its source. */
+export function renderDocument(markdown: string, file: string, readJson: ReadJson): string {
+  findRegions(markdown, file); // validates the markers
+  const lines = markdown.split('\n');
+  const out: string[] = [];
+  let skipping = false;
+  for (const text of lines) {
+    const m = OPEN.exec(text);
+    if (m) {
+      const region: Region = {
+        name: m[1] as string,
+        source: m[2] as string,
+        columns: m[3]?.split(','),
+        line: 0,
+      };
+      out.push(text, renderRegion(region, readJson), CLOSE);
+      skipping = true;
+    } else if (skipping) {
+      if (text === CLOSE) skipping = false;
+    } else {
+      out.push(text);
+    }
+  }
+  return out.join('\n');
+}
