@@ -169,7 +169,8 @@ const named: Record<string, (record: Row, source: string) => string> = {
   'bench-results': (r, s) => {
     const rows = r.rows;
     if (!Array.isArray(rows)) throw new Error(`${s}: rows is missing`);
-    return markdownTable(
+    const when = `Run of ${formatNumber(r.date)} on Node ${formatNumber(r.node)}.\n\n`;
+    return `${when}${markdownTable(
       ['group', 'benchmark', 'ms', 'floor ms', 'ratio', 'note'],
       (rows as Row[]).map((b) => [
         formatNumber(b.group),
@@ -179,7 +180,7 @@ const named: Record<string, (record: Row, source: string) => string> = {
         typeof b.ratio === 'number' ? `${b.ratio.toFixed(2)}×` : '-',
         formatNumber(b.note ?? ''),
       ]),
-    );
+    )}`;
   },
 };
 
