@@ -1,4 +1,4 @@
-// The architecture of DESIGN.md as a test: each layer imports only from layers before it, and
+// The architecture of docs/architecture.md §2 as a test: each layer imports only from layers before it, and
 // only src/cli prints or exits.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -33,7 +33,7 @@ function walk(dir: string): string[] {
 
 const sources = walk('src').filter((f) => !f.endsWith('.test.ts'));
 
-describe('layering (DESIGN.md)', () => {
+describe('layering (docs/architecture.md §2)', () => {
   it('every source file sits in a known layer', () => {
     expect(sources.filter((f) => layerOf(f) < 0)).toEqual([]);
   });

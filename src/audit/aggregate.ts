@@ -8,7 +8,7 @@
  * A sample is "correct" when reward >= passValue (used for always/never/sometimes-solved tasks and
  * for response length of correct vs incorrect samples).
  *
- * Token denominators, per verl's agg_loss with the dump treated as one batch, or one step:
+ * Token denominators, per verl's agg_loss (docs/verl-semantics.md §4) with the dump treated as one batch, or one step:
  *   token-mean: Σ action tokens; seq-mean-token-sum and seq-mean-token-mean: rows with >= 1 action
  *   token; seq-mean-token-sum-norm: T, taken as the longest response (action + env tokens) seen,
  *   because verl's T is the padded response length (or loss_scale_factor), which a dump does not hold.

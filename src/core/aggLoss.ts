@@ -1,6 +1,6 @@
 /**
  * verl `agg_loss` (verl/trainer/ppo/core_algos.py): a per-token loss matrix `[B,T]` to one scalar,
- * in verl's four `loss_agg_mode`s, with the exact denominators (spec §4), plus the denominator on
+ * in verl's four `loss_agg_mode`s, with the exact denominators (docs/verl-semantics.md §4), plus the denominator on
  * its own (`aggLossDenominator`) and the gradient `dL/dx` (`aggLossGrad`).
  *
  * With `x = lossMat`, `m = lossMask`, `n_b = Σ_t m[b,t]`, `valid_b = [n_b > 0]`, `dp = dpSize`:

@@ -1,5 +1,5 @@
 /**
- * verl `compute_policy_loss_bypass_mode` (spec §5.1, §8 "Bypass mode"): the trainer skips the
+ * verl `compute_policy_loss_bypass_mode` (docs/verl-semantics.md §5.1, §8 "Bypass mode"): the trainer skips the
  * old-log-prob forward pass and uses the inference engine's log-probs as `old_log_prob`. The loss
  * then recomputes the rollout correction against the *current* log-probs:
  *

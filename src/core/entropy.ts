@@ -1,5 +1,5 @@
 /**
- * verl `entropy_from_logits` and `compute_entropy_loss` (spec §7): the entropy of the softmax over
+ * verl `entropy_from_logits` and `compute_entropy_loss` (docs/verl-semantics.md §7): the entropy of the softmax over
  * the vocabulary at each position, and its aggregation with agg_loss.
  */
 import { type AggOptions, aggLossNamed, type LossAggMode } from './aggLoss.js';

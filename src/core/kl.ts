@@ -1,5 +1,5 @@
 /**
- * verl's KL penalty estimators (`kl_penalty` in core_algos.py; spec §6), the KL-in-reward step of
+ * verl's KL penalty estimators (`kl_penalty` in core_algos.py; docs/verl-semantics.md §6), the KL-in-reward step of
  * the trainer (`apply_kl_penalty`) and the KL coefficient controllers (`FixedKLController`,
  * `AdaptiveKLController`). With `d = logprob − ref_logprob` (elementwise, `[B,T]`, no mask):
  *

@@ -1,6 +1,6 @@
 /**
  * verl `compute_policy_loss_vanilla` (the PPO clipped surrogate with dual clip, registered as
- * `"vanilla"`; spec §5) and its analytic gradient with respect to the current log-probs.
+ * `"vanilla"`; docs/verl-semantics.md §5) and its analytic gradient with respect to the current log-probs.
  *
  * Per token, with `ℓ = clamp(lp − old, −L, L)` (L = logRatioClamp = 20), `r = exp(ℓ)`, `A` the
  * advantage, `ε_lo = clipRatioLow ?? clipRatio`, `ε_hi = clipRatioHigh ?? clipRatio`, `c = clipRatioC`:

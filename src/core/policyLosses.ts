@@ -1,5 +1,5 @@
 /**
- * verl's other registered policy losses (spec §5.1): GSPO, SAPO, CISPO, GMPO (`geo_mean`), GPG and
+ * verl's other registered policy losses (docs/verl-semantics.md §5.1): GSPO, SAPO, CISPO, GMPO (`geo_mean`), GPG and
  * the REINFORCE helper. Same inputs as the vanilla loss (`old_log_prob`, `log_prob`, `advantages`,
  * `response_mask`, all `[B,T]`, optional `rollout_is_weights` multiplied into the per-token loss).
  * Metrics are verl's (`pg_clipfrac`, `ppo_kl`, `pg_clipfrac_lower` as masked means with the 1e-8

@@ -32,7 +32,7 @@ const PRESET_TABLE: Record<ConventionPreset, ConventionSpec> = {
     singleton: 'verl',
     baseline: 'group-mean',
     source:
-      'volcengine/verl verl/trainer/ppo/core_algos.py::compute_grpo_outcome_advantage (commit b178a3cd, see spec/verl-semantics.md §2)',
+      'volcengine/verl verl/trainer/ppo/core_algos.py::compute_grpo_outcome_advantage (commit b178a3cd, see docs/verl-semantics.md §2)',
     notes:
       'torch.std (n-1); (s - mean)/(std + 1e-6); a group of one gets mean 0, std 1, so s/(1+1e-6) with the float32 constant, not 0.',
   },

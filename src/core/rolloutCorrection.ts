@@ -1,6 +1,6 @@
 /**
  * Rollout (training/inference mismatch) correction, verl `verl/trainer/ppo/rollout_corr_helper.py`
- * (spec §8): truncated importance-sampling weights, rejection masks from divergence estimators,
+ * (docs/verl-semantics.md §8): truncated importance-sampling weights, rejection masks from divergence estimators,
  * and the `rollout_corr/...` diagnostics, with verl's metric names.
  *
  * `logRatio = log π_train − log π_rollout` per token `[B,T]` (decoupled mode: `old_log_prob −

@@ -1,5 +1,5 @@
 /**
- * verl `compute_value_loss` (PPO critic loss with value clipping; spec §7).
+ * verl `compute_value_loss` (PPO critic loss with value clipping; docs/verl-semantics.md §7).
  */
 import { type AggOptions, aggLossNamed, checkAggMode, type LossAggMode } from './aggLoss.js';
 import {

@@ -3,7 +3,7 @@
  * puts into the objective (course: "Length and mask quietly change the objective"; Dr. GRPO).
  *
  * One arm per mode, same token-level env, learner and streams. Per valid token of row b the
- * aggregation weight `∂L/∂loss_tok` is (agg_loss, spec §4):
+ * aggregation weight `∂L/∂loss_tok` is (agg_loss, docs/verl-semantics.md §4):
  *   token-mean 1/N (N = loss tokens of the batch); seq-mean-token-sum 1/G; seq-mean-token-mean
  *   1/(G·n_b); seq-mean-token-sum-norm 1/T.
  * Only seq-mean-token-mean makes a token's weight depend on its own trajectory's length: a long

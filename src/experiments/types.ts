@@ -10,7 +10,7 @@ import type { OptionsSchema } from './options.js';
 /** Scalar or small JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** What `--json` prints and what is written to `runs/.../record.json` (see DESIGN.md). */
+/** What `--json` prints and what is written to `runs/.../record.json` (docs/architecture.md §4). */
 export interface RunRecord {
   experiment: string;
   seed: number;

@@ -142,7 +142,7 @@ function actorMetrics(m: Record<string, number | undefined>): Record<string, num
   return out;
 }
 
-/** Common option mapping of the §5.1 losses. */
+/** Common option mapping of the docs/verl-semantics.md §5.1 losses. */
 function otherLossSetup(inputs: Record<string, unknown>, config: Record<string, unknown>) {
   const ac = (config.actor_config ?? {}) as ActorConfig;
   const io = policyInputs(inputs);
