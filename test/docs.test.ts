@@ -1,0 +1,178 @@
+// The documentation as a test: README stays a front page, the generated tables match their records,
+// every relative link resolves, every docs/ page and section cited by code exists, and the README's
+// library example is the checked-in test/readme/example.ts and runs.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { markdownFiles } from '../scripts/docs.js';
+import { findRegions, renderDocument } from '../scripts/docsTables.js';
+
+const read = (p: string) => readFileSync(p, 'utf8');
+const readJson = (p: string) => JSON.parse(read(p));
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+function headings(markdown: string): string[] {
+  return withoutCode(markdown)
+    .split('\n')
+    .flatMap((l) => {
+      const m = /^#{1,6}\s+(.*)$/.exec(l);
+      return m ? [m[1] as string] : [];
+    });
+}
+
+/** The text with fenced and indented code blocks blanked out (links there are not links). */
+function withoutCode(markdown: string): string {
+  let fenced = false;
+  return markdown
+    .split('\n')
+    .map((l) => {
+      if (l.startsWith('```')) {
+        fenced = !fenced;
+        return '';
+      }
+      return fenced || /^ {4}/.test(l) ? '' : l;
+    })
+    .join('\n');
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+describe('README', () => {
+  it('is a front page: under 10 KB', () => {
+    expect(Buffer.byteLength(read('README.md'))).toBeLessThan(10 * 1024);
+  });
+
+  describe('library example', () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    it('is test/readme/example.ts, with the package name as import', () => {
+      const block = /```ts\n([\s\S]*?)```/.exec(read('README.md'))?.[1];
+      expect(block).toBeDefined();
+      const file = read('test/readme/example.ts').replace("'../../src/index.js'", "'reasoning-rl-labs'");
+      expect(block).toBe(file);
+    });
+
+    it('runs and prints the advantages its comment promises', async () => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      await import('./readme/example.js');
+      const printed = log.mock.calls[0]?.[0] as Float32Array;
+      const a = 0.8660238981246948; // (1 - 0.5) / (sqrt(1/3) + 1e-6) in float32
+      expect(Array.from(printed)).toEqual([a, a, a, -a, -a, -a, a, a, 0, -a, -a, -a]);
+    });
+  });
+});
+
+describe('generated tables', () => {
+  const files = markdownFiles('.');
+
+  it('finds the docs pages and their generated regions', () => {
+    expect(files).toContain('docs/experiments/rollout.md');
+    const regions = files.flatMap((f) => findRegions(read(f), f));
+    expect(regions.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it.each(files)('%s matches its records (run npm run docs when this fails)', (file) => {
+    const text = read(file);
+    expect(renderDocument(text, file, readJson)).toBe(text);
+  });
+
+  it('a changed record makes a table stale', () => {
+    const file = 'docs/experiments/truncation.md';
+    const text = read(file);
+    const changed = (p: string) => {
+      const r = readJson(p);
+      if (p.endsWith('truncation-seed7.json')) r.tables.arms[0].eval_success = 0.5;
+      return r;
+    };
+    const after = renderDocument(text, file, changed);
+    expect(after).not.toBe(text);
+    expect(after).toContain('| zero-score | 0.5 |');
+  });
+
+  it('refuses a region that is never closed, or names a table the record lacks', () => {
+    expect(() => findRegions('<!-- generated:table tables.arms from x.json -->\n', 'a.md')).toThrow(
+      'a.md line 1: generated region is never closed',
+    );
+    const doc = '<!-- generated:table tables.nope from docs/records/mask-seed7.json -->\n<!-- /generated -->';
+    expect(() => renderDocument(doc, 'a.md', readJson)).toThrow('tables.nope is missing');
+  });
+});
+
+describe('links', () => {
+  const files = [...markdownFiles('.'), 'examples/README.md', 'src/core/DEVIATIONS.md'];
+
+  it.each(files)('every relative link in %s resolves (file and anchor)', (file) => {
+    const broken: string[] = [];
+    for (const m of withoutCode(read(file)).matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)) {
+      const target = m[1] as string;
+      if (/^[a-z]+:/i.test(target)) continue; // http:, https:, mailto:
+      const [path, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = path === '' ? file : normalize(join(dirname(file), path));
+      if (!existsSync(resolved)) {
+        broken.push(`${target} (no ${resolved})`);
+        continue;
+      }
+      if (anchor !== undefined && resolved.endsWith('.md')) {
+        if (!headings(read(resolved)).map(slug).includes(anchor))
+          broken.push(`${target} (no heading #${anchor})`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('citations in code', () => {
+  const sources = ['src', 'test', 'bench', 'scripts']
+    .flatMap((d) => walk(d))
+    .filter((f) => /\.(ts|mjs|md)$/.test(f) && !f.endsWith(join('test', 'docs.test.ts')));
+  const cite = /docs\/[\w./-]+\.md/g;
+  const sectioned = /(docs\/[\w./-]+\.md)((?:,? (?:and )?§\d+(?:\.\d+)*)+)/g;
+
+  it('every docs/ page cited in src, test, bench or scripts exists', () => {
+    const cited = new Set(sources.flatMap((f) => [...read(f).matchAll(cite)].map((m) => m[0])));
+    expect(cited.size).toBeGreaterThanOrEqual(2);
+    expect([...cited].filter((p) => !existsSync(p))).toEqual([]);
+  });
+
+  it('every cited § exists in the cited page, and no § stands without a page', () => {
+    const problems: string[] = [];
+    let citations = 0;
+    for (const f of sources) {
+      const text = read(f);
+      for (const m of text.matchAll(sectioned)) {
+        const page = m[1] as string;
+        const numbers = headings(existsSync(page) ? read(page) : '').flatMap((h) => {
+          const n = /^(\d+(?:\.\d+)*)\.?\s/.exec(h);
+          return n ? [n[1] as string] : [];
+        });
+        for (const s of (m[2] as string).matchAll(/§(\d+(?:\.\d+)*)/g)) {
+          citations++;
+          if (!numbers.includes(s[1] as string)) problems.push(`${f}: ${page} §${s[1]} does not exist`);
+        }
+      }
+      const all = [...text.matchAll(/§/g)].length;
+      const attached = [...text.matchAll(sectioned)].reduce(
+        (n, m) => n + [...(m[2] as string).matchAll(/§/g)].length,
+        0,
+      );
+      if (all !== attached) problems.push(`${f}: ${all - attached} § without a docs/ page before it`);
+      if (/\bDESIGN\.md\b|spec\/verl-semantics/.test(text))
+        problems.push(`${f}: cites a file outside the repo`);
+    }
+    expect(citations).toBeGreaterThanOrEqual(10);
+    expect(problems).toEqual([]);
+  });
+});
