@@ -7,7 +7,8 @@
  *     npm run docs -- --records    # first re-run the experiments behind docs/records/ (seed 7,
  *                                  # defaults; a few seconds each), then re-render
  *
- * A record in docs/records/ is what `labs run --experiment NAME --seed 7 --json` prints, trimmed to
+ * A record in docs/records/ is what `labs run --experiment NAME --seed 7 --json` (or the `labs audit`
+ * of the example dump, `DOC_RECORDS`) prints, trimmed to
  * stay small: curves kept only at the updates in CURVE_CHECKPOINTS, plots and wall-clock timing
  * dropped (timing differs run to run), and `_command` added so the docs can cite the command.
  */
@@ -17,8 +18,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CURVE_CHECKPOINTS, renderDocument } from './docsTables.js';
 
-/** The experiments whose seed-7 records back the docs; one file each in docs/records/. */
-export const RECORD_EXPERIMENTS = ['agent', 'rollout', 'advantage', 'mask', 'aggregation', 'truncation'];
+/** The records behind the docs: file in docs/records/, and the `labs` arguments that produce it. */
+export const DOC_RECORDS: { file: string; args: string[] }[] = [
+  ...['agent', 'rollout', 'advantage', 'mask', 'aggregation', 'truncation'].map((name) => ({
+    file: `${name}-seed7.json`,
+    args: ['run', '--experiment', name, '--seed', '7'],
+  })),
+  {
+    file: 'audit-generic-example.json',
+    args: ['audit', 'examples/generic-rollouts.jsonl', '--preset', 'generic'],
+  },
+];
 
 /** README.md and every markdown file under docs/, relative to the repository root, sorted. */
 export function markdownFiles(root: string): string[] {
@@ -47,16 +57,16 @@ export function trimRecord(record: Record<string, unknown>, command: string): Re
 }
 
 function refreshRecords(root: string): void {
-  for (const name of RECORD_EXPERIMENTS) {
-    const args = ['run', '--experiment', name, '--seed', '7', '--json', '--no-progress'];
-    const json = execFileSync('npx', ['tsx', 'src/cli/main.ts', ...args], {
+  for (const { file, args } of DOC_RECORDS) {
+    const extra = args[0] === 'run' ? ['--no-progress'] : [];
+    const json = execFileSync('npx', ['tsx', 'src/cli/main.ts', ...args, '--json', ...extra], {
       cwd: root,
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
     });
-    const record = trimRecord(JSON.parse(json), `labs run --experiment ${name} --seed 7`);
-    writeFileSync(join(root, 'docs/records', `${name}-seed7.json`), `${JSON.stringify(record, null, 1)}\n`);
-    process.stdout.write(`docs/records/${name}-seed7.json\n`);
+    const record = trimRecord(JSON.parse(json), `labs ${args.join(' ')}`);
+    writeFileSync(join(root, 'docs/records', file), `${JSON.stringify(record, null, 1)}\n`);
+    process.stdout.write(`docs/records/${file}\n`);
   }
 }
 
