@@ -1,9 +1,11 @@
 // The documentation as a test: README stays a front page, the generated tables match their records,
 // every relative link resolves, every docs/ page and section cited by code exists, and the README's
 // library example is the checked-in test/readme/example.ts and runs.
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { markdownFiles } from '../scripts/docs.js';
 import { findRegions, renderDocument } from '../scripts/docsTables.js';
 
@@ -53,6 +55,50 @@ function walk(dir: string): string[] {
 describe('README', () => {
   it('is a front page: under 10 KB', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThan(10 * 1024);
+  });
+
+  describe('the three commands show their real output', () => {
+    // Each sample block under "## Three commands", in order, and the command it samples.
+    const commands = [
+      ['run', '--experiment', 'agent', '--seed', '7', '--no-progress'],
+      ['conformance', 'test/golden/verl-core-algos.json'],
+      ['audit', 'examples/generic-rollouts.jsonl', '--preset', 'generic'],
+    ];
+    const section = read('README.md').split('## Three commands')[1]?.split('\n## ')[0] ?? '';
+    // an indented block may contain blank lines; it ends at the next unindented text
+    const blocks: string[][] = [];
+    let open = false;
+    for (const line of section.split('\n')) {
+      if (line.startsWith('    ')) {
+        if (!open) blocks.push([]);
+        open = true;
+        blocks[blocks.length - 1]?.push(line.slice(4));
+      } else if (line.trim() !== '') open = false;
+    }
+    // wall times differ run to run: `(162 ms)`, `4 step(s), 0.946 s)`
+    const normalise = (line: string) => line.trimEnd().replace(/[\d.]+ m?s\)/g, 'TIME)');
+    let outputs: string[] = [];
+
+    beforeAll(async () => {
+      const run = promisify(execFile);
+      outputs = await Promise.all(
+        commands.map(
+          async (args) =>
+            (
+              await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+                encoding: 'utf8',
+              })
+            ).stdout,
+        ),
+      );
+    });
+
+    it.each(commands.map((c, i) => [c.join(' '), i] as const))('labs %s', (_name, i) => {
+      const sample = (blocks[i] ?? []).filter((l) => l !== '...');
+      expect(sample.length).toBeGreaterThanOrEqual(3);
+      const printed = new Set((outputs[i] ?? '').split('\n').map(normalise));
+      expect(sample.map(normalise).filter((l) => !printed.has(l))).toEqual([]);
+    });
   });
 
   describe('library example', () => {
