@@ -4,7 +4,7 @@
  * (aggregate.ts), and returns a RunRecord (experiment `audit`) so `--json`, `--out` and
  * `labs report` treat it like any run.
  *
- * Definitions (also in README "labs audit"):
+ * Definitions (also in docs/cli.md, "labs audit"):
  *  - group = (step, group label); zero-variance group = >= 2 members, all rewards equal
  *    (all_wrong <= fail value, all_right >= pass value, all_equal_other in between); singletons apart;
  *    zero_variance_group_fraction = zero-variance groups / all groups (singletons included).

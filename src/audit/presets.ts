@@ -15,7 +15,7 @@
  *   the runs of equal prompts or given with --group-size), task = prompt, reward = Σ w_i · column_i
  *   over the reward columns with NaN/None skipped (TRL's `(rewards_per_func * reward_weights)
  *   .nansum(dim=1)`; w from --reward-weights, default 1) unless `--reward COL` names one column.
- * - `generic`: JSONL or Parquet with the canonical names themselves (see README "labs audit").
+ * - `generic`: JSONL or Parquet with the canonical names themselves (see docs/cli.md, "labs audit").
  *
  * Every mapping can be overridden per column (`--col-<name> SOURCE`).
  */
