@@ -1,0 +1,124 @@
+/**
+ * The neural policy (src/policy/sequenceModel.ts): one forward + backward pass on a batch of
+ * 128 transcripts x 48 tokens (d_model 32), in tokens/s and achieved GFLOP/s against this machine's
+ * measured float32 multiply-add peak (a plain 4-accumulator dot product in L1, same run), and the
+ * same model written with TensorFlow.js (CPU and WASM backends) when it is installed (see
+ * bench/neuralTfjs.ts): the measurement that chose the hand-written implementation.
+ */
+
+import { packSequences, SequenceModel } from '../src/policy/sequenceModel.js';
+import { Rng } from '../src/random.js';
+import { loadTfjs, tfjsForwardBackward } from './neuralTfjs.js';
+import type { BenchRow } from './run.js';
+import { timeMedian } from './timing.js';
+
+const B = 128;
+const T = 48;
+const D = 32;
+const V = 23;
+const C = 64;
+
+/** GFLOP/s of a float32 multiply-add loop (4 independent accumulators over 1024 values, in L1). */
+export function multiplyAddPeak(): { ms: number; gflops: number } {
+  const n = 1024;
+  const reps = 20000;
+  const x = new Float32Array(n);
+  const y = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    x[i] = (i % 7) * 0.01;
+    y[i] = (i % 5) * 0.02;
+  }
+  let sink = 0;
+  const loop = () => {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    for (let r = 0; r < reps; r++) {
+      for (let i = 0; i < n; i += 4) {
+        a0 += (x[i] as number) * (y[i] as number);
+        a1 += (x[i + 1] as number) * (y[i + 1] as number);
+        a2 += (x[i + 2] as number) * (y[i + 2] as number);
+        a3 += (x[i + 3] as number) * (y[i + 3] as number);
+      }
+    }
+    sink += a0 + a1 + a2 + a3;
+  };
+  const ms = timeMedian(loop, 5, 2);
+  if (sink === -1) console.log(sink);
+  return { ms, gflops: (2 * n * reps) / ms / 1e6 };
+}
+
+/**
+ * Matrix-product FLOPs of one forward + backward pass of the GRU model (elementwise work, ~20·d per
+ * token, left out): forward = tables (V+C)·6d² + per token 6d² (recurrence) + 2dV (output head);
+ * backward = twice each (gradient of the weights and of the inputs).
+ */
+export function forwardBackwardFlops(
+  rows: number,
+  predicted: number,
+  d: number,
+  v: number,
+  c: number,
+): number {
+  const tables = (v + c) * 6 * d * d;
+  const perToken = 6 * d * d + 2 * d * v;
+  return 3 * (tables + rows * predicted * perToken);
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const peak = multiplyAddPeak();
+  rows.push({
+    group: 'neural',
+    name: 'float32 multiply-add peak (1 core, plain loop)',
+    ms: peak.ms,
+    note: `${peak.gflops.toFixed(2)} GFLOP/s`,
+  });
+
+  const rng = new Rng(1);
+  const tokens = Int32Array.from({ length: B * T }, () => rng.int(0, V - 1));
+  const grad = Float32Array.from({ length: B * (T - 1) }, () => 2 * rng.next() - 1);
+  const prompts = Array.from({ length: B }, (_, b) => [tokens[b * T] as number]);
+  const responses = Array.from({ length: B }, (_, b) => Array.from(tokens.subarray(b * T + 1, (b + 1) * T)));
+  const batch = packSequences(prompts, responses);
+  const model = new SequenceModel({ vocab: V, context: C, dModel: D }, new Rng(2));
+  const out = new Float64Array(B * (T - 1));
+  const g64 = Float64Array.from(grad);
+  const hand = () => {
+    model.logProbs(batch, out);
+    model.backward(g64);
+  };
+  const handMs = timeMedian(hand, 7, 2);
+  const flops = forwardBackwardFlops(B, T - 1, D, V, C);
+  const gflops = flops / handMs / 1e6;
+  rows.push({
+    group: 'neural',
+    name: `forward+backward ${B}x${T} d${D} (hand-written, float64)`,
+    ms: handMs,
+    note: `${((B * T) / handMs).toFixed(1)}k tok/s; ${gflops.toFixed(2)} GFLOP/s = ${((100 * gflops) / peak.gflops).toFixed(0)}% of peak`,
+  });
+  for (const backend of ['cpu', 'wasm'] as const) {
+    const tf = await loadTfjs(backend);
+    if (!tf) {
+      rows.push({
+        group: 'neural',
+        name: `forward+backward with tfjs-${backend}`,
+        ms: Number.NaN,
+        note: 'not installed (optional)',
+      });
+      continue;
+    }
+    const step = tfjsForwardBackward(tf, B, T, D, V, C, tokens, grad);
+    const ms = timeMedian(step, 3, 1);
+    rows.push({
+      group: 'neural',
+      name: `forward+backward ${B}x${T} d${D} (tfjs ${backend}, float32)`,
+      ms,
+      floor_ms: handMs,
+      ratio: ms / handMs,
+      note: 'ratio = tfjs / hand-written',
+    });
+  }
+  return rows;
+}
