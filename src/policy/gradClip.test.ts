@@ -26,7 +26,8 @@ describe('clipGradNorm', () => {
           const before = norm(g);
           clipGradNorm(g, max);
           expect(norm(g)).toBeLessThanOrEqual(max * (1 + 1e-12));
-          for (let i = 0; i < g.length; i++) expect((g[i] as number) * (xs[i] as number)).toBeGreaterThanOrEqual(0);
+          for (let i = 0; i < g.length; i++)
+            expect((g[i] as number) * (xs[i] as number)).toBeGreaterThanOrEqual(0);
           expect(norm(g)).toBeLessThanOrEqual(before);
         },
       ),
