@@ -118,7 +118,12 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
     config: cfg,
     metrics,
     curves,
-    tables: { arms, weight_by_length: weightRows, failed_weight_by_length: failedWeightRows },
+    tables: {
+      arms,
+      weight_by_length: weightRows,
+      failed_weight_by_length: failedWeightRows,
+      policy: [results[0]?.policy ?? {}],
+    },
     notes: [aggregationConclusion(results), ...aggregationCaveats(cfg.optimizer)],
     plots: {
       success: { title: 'Training success by loss_agg_mode', y: 'fraction of trajectories' },

@@ -3,7 +3,7 @@
  * `agg_loss`) accumulated by transcript length ({@link accumulateWeights}, the length bias of a
  * `loss_agg_mode`) and the per-trajectory accounting of one group ({@link groupAccounting}).
  */
-import type { TokenEpisode } from '../envs/tokenArithmetic.js';
+import type { ArmEpisode } from './tokenMeasures.js';
 
 /** Accumulated per-token weight by transcript length bucket (all updates of an arm). */
 export interface WeightBucket {
@@ -28,7 +28,7 @@ const WEIGHT_BUCKET_WIDTH = 8;
  */
 export function accumulateWeights(
   buckets: WeightBucket[],
-  rows: readonly TokenEpisode[],
+  rows: readonly ArmEpisode[],
   weights: Float64Array,
   mask: Float32Array,
   cols: number,
@@ -86,7 +86,7 @@ export function accumulateWeights(
 
 /** The per-trajectory accounting of the first group of a batch: action/env/loss tokens, advantage, weight. */
 export function groupAccounting(
-  rows: readonly TokenEpisode[],
+  rows: readonly ArmEpisode[],
   index: readonly number[],
   scores: readonly number[],
   adv: Float32Array,

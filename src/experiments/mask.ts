@@ -103,7 +103,11 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
     config: cfg,
     metrics,
     curves,
-    tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
+    tables: {
+      arms,
+      trajectory_accounting: trajectoryAccounting(results),
+      policy: [results[0]?.policy ?? {}],
+    },
     notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.eval_tasks)],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },

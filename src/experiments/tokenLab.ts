@@ -15,26 +15,10 @@
  */
 import { z } from 'zod';
 import { aggLossGrad } from '../core/aggLoss.js';
-import {
-  contextCount,
-  FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
-  sampleTokenTask,
-  type TokenEnvOptions,
-  type TokenEpisode,
-  type TokenTask,
-  VOCAB_SIZE,
-} from '../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../policy/contextPolicy.js';
+import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
-import { Optimizer } from '../train/adam.js';
-import {
-  gatherLogProbs,
-  groupAdvantages,
-  packTranscripts,
-  ppoUpdate,
-  responseMaskFromRoles,
-} from '../train/tokenLearner.js';
+import { groupAdvantages, packTranscripts, responseMaskFromRoles } from '../train/tokenLearner.js';
+import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
 import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
 import { defineOptions, option } from './options.js';
 import {
@@ -118,6 +102,40 @@ export const TOKEN_LAB_OPTIONS = defineOptions({
     'tokens',
   ),
   unbounded_budget: option(int(4, 100000), 400, 'budget of the "budget lifted" evaluation', 'tokens'),
+  // policy=neural (armLearners.ts, docs/experiments/neural.md): the GRU sequence model on the prompted
+  // env; neural_lr 0.01 because of 0.003 and 0.01, tried on one arm at seed 7, 0.01 left the
+  // all-protocol-error start sooner; the env's think constants are explained in promptedArithmetic.ts.
+  policy: option(
+    z.enum(POLICY_KINDS as ['table', 'neural']),
+    'table',
+    'table: logits per (kind, stage, verified, think) context | neural: GRU sequence model that reads the task in the prompt (shared parameters, prompted env)',
+  ),
+  d_model: option(
+    int(D_MODEL_RANGE.min, D_MODEL_RANGE.max),
+    32,
+    'neural: width of embeddings and GRU state (32 carries the few counters the task needs)',
+  ),
+  neural_lr: option(
+    num(1e-6, 1),
+    0.01,
+    'neural: Adam step size on the model parameters (lr is the tabular one)',
+  ),
+  grad_clip: option(num(1e-6, 1e6), 1, 'neural: global gradient-norm bound (verl actor.grad_clip)'),
+  max_level: option(
+    int(1, 3),
+    3,
+    'neural env: tasks need 1..max_level chained tool calls (x0 + x1 - x2), level uniform',
+  ),
+  think_decay: option(
+    num(0, 1),
+    0.5,
+    "neural env: each helpful think multiplies the next tool call's slip chance by this",
+  ),
+  think_cap: option(
+    int(0, 10),
+    2,
+    'neural env: how many thinks since the last tool call help (diminishing, then none)',
+  ),
 });
 
 /**
@@ -137,46 +155,15 @@ export type TokenLabConfig = Omit<
  */
 export const TRUNCATION_ONLY = { overlong_buffer: true, unbounded_budget: true } as const;
 
-function initialLogits(cfg: TokenLabConfig): number[] {
-  return Array.from({ length: VOCAB_SIZE }, (_, v) =>
-    v >= FIRST_OBSERVATION_TOKEN ? cfg.observation_logit_init : 0,
-  );
-}
-
-function sampleEpisodes(
-  policy: ContextPolicy,
-  tasks: readonly TokenTask[],
-  repeats: number,
-  pick: Rng,
-  noise: Rng,
-  env: TokenEnvOptions,
-): TokenEpisode[] {
-  const probs = policy.probabilities();
-  const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
-  const out: TokenEpisode[] = [];
-  for (const task of tasks)
-    for (let g = 0; g < repeats; g++) out.push(runTokenEpisode(task, choose, noise, env));
-  return out;
-}
-
-/** Evaluation tasks of a seed: the same for every arm and every experiment option except max_operand. */
-export function evaluationTasks(seed: number, cfg: TokenLabConfig): TokenTask[] {
-  const rng = new Rng(seed).fork('token-lab/eval-tasks');
-  return Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(rng, cfg.max_operand));
-}
-
-function evaluate(policy: ContextPolicy, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
+/**
+ * Held-out evaluation of the learner's current policy: `eval_tasks` tasks of the seed's evaluation
+ * stream (the same for every arm and every option except max_operand), one sample each, at `budget`.
+ */
+function evaluate(learner: ArmLearner, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
   const root = new Rng(seed);
-  const env = { budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
-  const eps = sampleEpisodes(
-    policy,
-    evaluationTasks(seed, cfg),
-    1,
-    root.fork('token-lab/eval-policy'),
-    root.fork('token-lab/eval-noise'),
-    env,
-  );
-  return measureEpisodes(eps);
+  const tasks = learner.sampleTasks(root.fork('token-lab/eval-tasks'), cfg.eval_tasks);
+  const pick = root.fork('token-lab/eval-policy');
+  return measureEpisodes(learner.rollout(tasks, 1, pick, root.fork('token-lab/eval-noise'), budget));
 }
 
 /**
@@ -194,15 +181,7 @@ export function runTokenArm(
   const taskRng = root.fork('token-lab/train-tasks');
   const pick = root.fork('token-lab/train-policy');
   const noise = root.fork('token-lab/train-noise');
-  const env: TokenEnvOptions = {
-    budget: cfg.budget,
-    toolErrorRate: cfg.tool_error_rate,
-    thinkBuckets: cfg.think_buckets,
-  };
-  const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE, {
-    tokenLogits: initialLogits(cfg),
-  });
-  const optimizer = new Optimizer(policy.logits.length, { kind: cfg.optimizer, learningRate: cfg.lr });
+  const learner = createLearner(cfg, root.fork('token-lab/policy-init')); // table or neural, see armLearners.ts
   const buckets: WeightBucket[] = [];
   const updates: UpdateRecord[] = [];
   let lastGroup: ArmResult['lastGroup'] = [];
@@ -210,11 +189,8 @@ export function runTokenArm(
 
   for (let u = 0; u < cfg.updates; u++) {
     // --- rollout: K tasks x G samples with the current policy; old log-probs recorded now
-    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
-      sampleTokenTask(taskRng, cfg.max_operand),
-    );
-    const logTable = policy.logProbabilities();
-    const all = sampleEpisodes(policy, tasks, cfg.group_size, pick, noise, env);
+    const tasks = learner.sampleTasks(taskRng, cfg.tasks_per_update);
+    const all = learner.rollout(tasks, cfg.group_size, pick, noise, cfg.budget);
 
     // --- the truncation policy: which rows are trained on, in which group, with which score
     const { rows, group, scores, dropped } = shapeBatch(
@@ -256,12 +232,9 @@ export function runTokenArm(
 
     // --- GRPO advantages per group, then PPO epochs on the clipped loss aggregated by loss_agg_mode
     const adv = groupAdvantages(scores, group, batch, mask, { std: cfg.std });
-    const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
     const weights = aggLossGrad(mask, batch.shape, spec.lossAggMode);
-    const stats = ppoUpdate(policy, optimizer, batch, old, adv, mask, {
-      epochs: cfg.ppo_epochs,
-      loss: { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio },
-    });
+    const loss = { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio };
+    const stats = learner.update(rows, batch, adv, mask, loss, cfg.ppo_epochs);
 
     // --- measurements of this update
     record.failedLongShortWeightRatio = accumulateWeights(buckets, rows, weights, mask, cols, lossTokens);
@@ -276,12 +249,13 @@ export function runTokenArm(
   return {
     spec,
     updates,
-    evaluation: evaluate(policy, seed, cfg, cfg.budget),
+    evaluation: evaluate(learner, seed, cfg, cfg.budget),
     evaluationUnbounded:
-      cfg.unbounded_budget === undefined ? null : evaluate(policy, seed, cfg, cfg.unbounded_budget),
+      cfg.unbounded_budget === undefined ? null : evaluate(learner, seed, cfg, cfg.unbounded_budget),
     weightByLength: buckets,
     lastGroup,
     skippedUpdates: skipped,
+    policy: learner.description,
   };
 }
 

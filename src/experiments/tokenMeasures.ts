@@ -6,9 +6,17 @@
 import type { LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
 import { isObservationToken, ROLE_MODEL, type TokenEpisode } from '../envs/tokenArithmetic.js';
+
+/**
+ * What the arm's loop and its measures read of an episode: a TokenEpisode (tabular policy) or a
+ * PromptedEpisode (neural policy, which also carries its prompt).
+ */
+export type ArmEpisode = Omit<TokenEpisode, 'task'> & { prompt?: readonly number[] };
+
 import type { MaskRule } from '../train/tokenLearner.js';
 import type { WeightBucket } from './lossWeights.js';
 import type { TruncationPolicy } from './truncationPolicy.js';
+import type { JsonValue } from './types.js';
 
 export interface ArmSpec {
   arm: string;
@@ -43,7 +51,7 @@ export interface EpisodeMeasures {
  * per-token rates over the model's tokens, mean lengths over all / successful / failed transcripts
  * (NaN where that set is empty). Errors: BAD_ARGUMENT for an empty list (every rate would be 0/0).
  */
-export function measureEpisodes(episodes: readonly TokenEpisode[]): EpisodeMeasures {
+export function measureEpisodes(episodes: readonly ArmEpisode[]): EpisodeMeasures {
   if (episodes.length === 0) {
     throw new LabError('BAD_ARGUMENT', 'episodes: nothing to measure in an empty list', {
       details: { field: 'episodes' },
@@ -127,6 +135,8 @@ export interface ArmResult {
   /** Per-trajectory accounting of the last update's first group (the course's "record per trajectory"). */
   lastGroup: Record<string, number | string>[];
   skippedUpdates: number;
+  /** Which policy trained this arm and its size (`{ policy: 'neural', d_model: 32, parameters, ... }`). */
+  policy: Record<string, JsonValue>;
 }
 
 /** Mean of a measure over the last `fraction` of updates (finite values only; NaN if none). */

@@ -123,7 +123,11 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
     config: cfg,
     metrics,
     curves,
-    tables: { arms, trajectory_accounting: trajectoryAccounting(results) },
+    tables: {
+      arms,
+      trajectory_accounting: trajectoryAccounting(results),
+      policy: [results[0]?.policy ?? {}],
+    },
     notes: [truncationConclusion(results, cfg.budget, cfg.unbounded_budget), ...truncationCaveats()],
     plots: {
       success: { title: 'Training success (under the budget)', y: 'fraction of trajectories' },

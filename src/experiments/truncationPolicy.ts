@@ -5,7 +5,7 @@
  * group, with which score.
  */
 import { LabError } from '../core/errors.js';
-import type { TokenEpisode } from '../envs/tokenArithmetic.js';
+import type { ArmEpisode } from './tokenMeasures.js';
 
 /**
  * What happens to a trajectory that hit the token budget before submitting:
@@ -46,7 +46,7 @@ export function overlongPenalty(length: number, maxLength: number, buffer: numbe
 
 /** A batch after the truncation policy: the rows trained on, their group and their score. */
 export interface ShapedBatch {
-  rows: TokenEpisode[];
+  rows: ArmEpisode[];
   /** Group (task) of each row: `floor(i / groupSize)` of its index in the sampled batch. */
   group: number[];
   scores: number[];
@@ -61,7 +61,7 @@ export interface ShapedBatch {
  * {@link maskTruncatedRows}). `overlongBuffer` is needed only by `soft_penalty`.
  */
 export function shapeBatch(
-  all: readonly TokenEpisode[],
+  all: readonly ArmEpisode[],
   policy: TruncationPolicy,
   groupSize: number,
   budget: number,
@@ -99,7 +99,7 @@ export function shapeBatch(
  * The `mask` policy (TRL `mask_truncated_completions=True`): zeroes the loss mask ([rows, cols],
  * row-major) of every truncated row; returns how many rows it masked.
  */
-export function maskTruncatedRows(rows: readonly TokenEpisode[], mask: Float32Array, cols: number): number {
+export function maskTruncatedRows(rows: readonly ArmEpisode[], mask: Float32Array, cols: number): number {
   let masked = 0;
   rows.forEach((e, b) => {
     if (e.status !== 'truncated') return;

@@ -42,6 +42,24 @@ describe('SequenceModel', () => {
     for (let i = 0; i < lp.length; i++) expect(lp[i]).toBeLessThanOrEqual(0);
   });
 
+  it('generates past the first 64 projected positions with the same numbers as the batch pass', () => {
+    const model = new SequenceModel({ vocab: 5, context: 150, dModel: 4 }, new Rng(8));
+    const rng = new Rng(9);
+    const response = Array.from({ length: 139 }, () => rng.int(0, 4));
+    const lp = model.logProbs(packSequences([[1]], [response]));
+    model.prepareGeneration();
+    const sampler = model.sampler();
+    sampler.reset();
+    sampler.feed(1);
+    response.forEach((tok, s) => {
+      const z = sampler.logits;
+      const max = Math.max(...z);
+      const lse = max + Math.log(z.reduce((a, x) => a + Math.exp(x - max), 0));
+      expect(lp[s]).toBeCloseTo((z[tok] as number) - lse, 12);
+      sampler.feed(tok);
+    });
+  });
+
   it('is deterministic per seed and differs across seeds', () => {
     expect(setup(3).model.params).toEqual(setup(3).model.params);
     expect(setup(3).model.params).not.toEqual(setup(4).model.params);

@@ -241,8 +241,14 @@ export class SequenceModel {
     return this.params.length;
   }
 
-  /** `(E·Wx)[v]` and `(P·Wx)[t]` for the current parameters (one pass's input projections). */
-  private projectTables(): void {
+  /** Positions whose `(P·Wx)[t]` row is current (rows are projected only as far as a pass reads). */
+  private projected = 0;
+
+  /**
+   * `(E·Wx)[v]` for every token and `(P·Wx)[t]` for positions `t < positions`, for the current
+   * parameters (one pass's input projections; the context may be far longer than the batch).
+   */
+  private projectTables(positions: number): void {
     const d = this.dModel;
     const d3 = 3 * d;
     const p = this.params;
@@ -259,7 +265,28 @@ export class SequenceModel {
       }
     };
     project(this.off.token_embedding, this.vocab, this.xwTok);
-    project(this.off.position_embedding, this.context, this.xwPos);
+    project(this.off.position_embedding, positions, this.xwPos);
+    this.projected = positions;
+  }
+
+  /** Extends the `(P·Wx)` rows to `positions` (same parameters), for generation past the projected rows. */
+  private projectMorePositions(positions: number): void {
+    const d = this.dModel;
+    const d3 = 3 * d;
+    const p = this.params;
+    const wx = this.off.w_x;
+    const src = this.off.position_embedding;
+    const out = this.xwPos;
+    for (let i = this.projected; i < positions; i++) {
+      const o = i * d3;
+      out.fill(0, o, o + d3);
+      for (let k = 0; k < d; k++) {
+        const e = p[src + i * d + k] as number;
+        const w = wx + k * d3;
+        for (let j = 0; j < d3; j++) out[o + j] = (out[o + j] as number) + e * (p[w + j] as number);
+      }
+    }
+    this.projected = positions;
   }
 
   /**
@@ -395,7 +422,7 @@ export class SequenceModel {
     const res = out && out.length === rows * responseCols ? out : new Float64Array(rows * responseCols);
     res.fill(0);
     this.ensureCapacity(rows * cols);
-    this.projectTables();
+    this.projectTables(cols);
     const hs = this.hs;
     const probs = this.probs;
     for (let b = 0; b < rows; b++) {
@@ -467,7 +494,7 @@ export class SequenceModel {
     const gr = this.grads;
     gr.fill(0);
     this.dxwTok.fill(0);
-    this.dxwPos.fill(0);
+    this.dxwPos.fill(0, 0, cols * d3);
     const { hs, rs, zs, ns, cns, probs, dh, dhPrev, ga, gh, dlog } = this;
     const wo = this.off.w_out;
     const bo = this.off.b_out;
@@ -571,7 +598,7 @@ export class SequenceModel {
       }
     };
     chain(this.off.token_embedding, this.vocab, this.dxwTok);
-    chain(this.off.position_embedding, this.context, this.dxwPos);
+    chain(this.off.position_embedding, cols, this.dxwPos);
     return gr;
   }
 
@@ -582,7 +609,7 @@ export class SequenceModel {
 
   /** @internal Table projection before a generation phase (parameters must not change during it). */
   prepareGeneration(): void {
-    this.projectTables();
+    this.projectTables(Math.min(64, this.context));
   }
 
   /** @internal One incremental step for {@link SequenceSampler}. */
@@ -593,6 +620,9 @@ export class SequenceModel {
     hOut: Float64Array,
     logits: Float64Array,
   ): void {
+    if (t >= this.projected) {
+      this.projectMorePositions(Math.min(this.context, Math.max(t + 1, 2 * this.projected)));
+    }
     this.gruStep(tok, t, hPrev ?? hOut, hPrev ? 0 : -1, hOut, 0, -1);
     this.outputLogits(hOut, 0, logits, 0);
   }

@@ -1,0 +1,185 @@
+/**
+ * The two policies a token-lab arm can train (`--set policy=table|neural`), behind one small
+ * interface so the arm's loop (tokenLab.ts) is the same for both:
+ *
+ * - `table`: the tabular softmax policy over the token env's 36 contexts (kind, stage, verified,
+ *   think bucket) — the lab's default; every context has its own logits, nothing is shared.
+ * - `neural`: the GRU sequence model (src/policy/sequenceModel.ts) on the prompted env
+ *   (src/envs/promptedArithmetic.ts): the task is written in the prompt (1-3 chained operations),
+ *   the model reads the whole transcript, and one set of parameters serves every position, as an
+ *   LLM does.
+ *
+ * Each learner draws tasks, rolls out episodes with the current parameters, and runs the PPO epochs
+ * of an update; the arm's loop does everything else (truncation policy, masks, GRPO advantages,
+ * measurements) identically.
+ */
+import type { VanillaLossOptions } from '../core/policyLoss.js';
+import {
+  maxPromptLength,
+  PROMPTED_VOCAB_SIZE,
+  type PromptedEnvOptions,
+  type PromptedTask,
+  runPromptedEpisode,
+  samplePromptedTask,
+} from '../envs/promptedArithmetic.js';
+import {
+  contextCount,
+  FIRST_OBSERVATION_TOKEN,
+  runTokenEpisode,
+  sampleTokenTask,
+  type TokenEpisode,
+  type TokenTask,
+  VOCAB_SIZE,
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
+import { SequenceAgent } from '../policy/sequenceAgent.js';
+import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
+import type { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from '../train/adam.js';
+import { sequencePpoUpdate } from '../train/sequenceLearner.js';
+import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from '../train/tokenLearner.js';
+import type { ArmEpisode } from './tokenMeasures.js';
+import type { JsonValue } from './types.js';
+
+export type PolicyKind = 'table' | 'neural';
+export const POLICY_KINDS: readonly PolicyKind[] = ['table', 'neural'];
+
+/** The options a learner reads (token-lab config keys). */
+export interface LearnerConfig {
+  policy: PolicyKind;
+  lr: number;
+  optimizer: OptimizerKind;
+  observation_logit_init: number;
+  think_buckets: number;
+  tool_error_rate: number;
+  max_operand: number;
+  budget: number;
+  unbounded_budget?: number | undefined;
+  d_model: number;
+  neural_lr: number;
+  grad_clip: number;
+  max_level: number;
+  think_decay: number;
+  think_cap: number;
+}
+
+export interface ArmLearner {
+  /** `{ policy, ...size }` for the record. */
+  readonly description: Record<string, JsonValue>;
+  /** Draws `count` tasks from `rng` (the same draws for every arm of a seed). */
+  sampleTasks(rng: Rng, count: number): unknown[];
+  /** `repeats` episodes per task with the current parameters, task-major (a task's group is contiguous). */
+  rollout(tasks: readonly unknown[], repeats: number, pick: Rng, noise: Rng, budget: number): ArmEpisode[];
+  /** `epochs` PPO steps on the packed rows (`batch` from packTranscripts of `rows`). */
+  update(
+    rows: readonly ArmEpisode[],
+    batch: PackedBatch,
+    advantages: Float32Array,
+    mask: Float32Array,
+    loss: VanillaLossOptions,
+    epochs: number,
+  ): PpoUpdateStats;
+}
+
+/** The learner for `cfg.policy`, initialised from `init` (the seed's policy-init stream). */
+export function createLearner(cfg: LearnerConfig, init: Rng): ArmLearner {
+  return cfg.policy === 'neural' ? neuralLearner(cfg, init) : tableLearner(cfg);
+}
+
+/** Initial logit per token: 0 for actions, `observationLogitInit` for observation tokens. */
+function initialLogits(vocab: number, observationLogitInit: number): number[] {
+  return Array.from({ length: vocab }, (_, v) => (v >= FIRST_OBSERVATION_TOKEN ? observationLogitInit : 0));
+}
+
+function tableLearner(cfg: LearnerConfig): ArmLearner {
+  const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE, {
+    tokenLogits: initialLogits(VOCAB_SIZE, cfg.observation_logit_init),
+  });
+  const optimizer = new Optimizer(policy.logits.length, {
+    kind: cfg.optimizer,
+    learningRate: cfg.lr,
+  });
+  // old log-probs are those of the policy that sampled the batch: the table at rollout time
+  let logTable = policy.logProbabilities();
+  return {
+    description: { policy: 'table', contexts: policy.contexts, parameters: policy.logits.length },
+    sampleTasks: (rng, count) => Array.from({ length: count }, () => sampleTokenTask(rng, cfg.max_operand)),
+    rollout(tasks, repeats, pick, noise, budget) {
+      logTable = policy.logProbabilities();
+      const probs = policy.probabilities();
+      const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
+      const env = { budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
+      const out: TokenEpisode[] = [];
+      for (const task of tasks as TokenTask[])
+        for (let g = 0; g < repeats; g++) out.push(runTokenEpisode(task, choose, noise, env));
+      return out;
+    },
+    update(_rows, batch, advantages, mask, loss, epochs) {
+      const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
+      return ppoUpdate(policy, optimizer, batch, old, advantages, mask, { epochs, loss });
+    },
+  };
+}
+
+function neuralLearner(cfg: LearnerConfig, init: Rng): ArmLearner {
+  const context = maxPromptLength(cfg.max_operand) + Math.max(cfg.budget, cfg.unbounded_budget ?? cfg.budget);
+  const model = new SequenceModel(
+    {
+      vocab: PROMPTED_VOCAB_SIZE,
+      context,
+      dModel: cfg.d_model,
+      outputBias: initialLogits(PROMPTED_VOCAB_SIZE, cfg.observation_logit_init),
+    },
+    init,
+  );
+  const optimizer = new Optimizer(model.size, { kind: cfg.optimizer, learningRate: cfg.neural_lr });
+  let steps = 0;
+  return {
+    description: {
+      policy: 'neural',
+      model: 'gru',
+      d_model: model.dModel,
+      context: model.context,
+      vocab: model.vocab,
+      parameters: model.size,
+    },
+    sampleTasks: (rng, count) =>
+      Array.from({ length: count }, () => samplePromptedTask(rng, cfg.max_operand, 1, cfg.max_level)),
+    rollout(tasks, repeats, pick, noise, budget) {
+      const agent = new SequenceAgent(model, pick);
+      const env: Partial<PromptedEnvOptions> = {
+        budget,
+        toolErrorRate: cfg.tool_error_rate,
+        thinkBuckets: cfg.think_buckets,
+        thinkDecay: cfg.think_decay,
+        thinkCap: cfg.think_cap,
+      };
+      const out: ArmEpisode[] = [];
+      for (const task of tasks as PromptedTask[])
+        for (let g = 0; g < repeats; g++) out.push(runPromptedEpisode(task, agent, noise, env));
+      return out;
+    },
+    update(rows, batch, advantages, mask, loss, epochs) {
+      const seq = packSequences(
+        rows.map((e) => e.prompt ?? []),
+        rows.map((e) => e.tokens),
+      );
+      const stats = sequencePpoUpdate(
+        model,
+        optimizer,
+        seq,
+        batch.shape,
+        advantages,
+        mask,
+        {
+          epochs,
+          gradClip: cfg.grad_clip,
+          loss,
+        },
+        steps,
+      );
+      steps += epochs;
+      return { epochs: stats.epochs, denominator: stats.denominator };
+    },
+  };
+}
