@@ -3,9 +3,14 @@
  * 128 transcripts x 48 tokens (d_model 32), in tokens/s and achieved GFLOP/s against this machine's
  * measured float32 multiply-add peak (a plain 4-accumulator dot product in L1, same run), and the
  * same model written with TensorFlow.js (CPU and WASM backends) when it is installed (see
- * bench/neuralTfjs.ts): the measurement that chose the hand-written implementation.
+ * bench/neuralTfjs.ts): the measurement that chose the hand-written implementation. Last, one
+ * 150-update token-lab arm with the neural policy (bench/neuralRun.ts, its own process): wall time
+ * against the 60 s target and its peak RSS.
  */
 
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { packSequences, SequenceModel } from '../src/policy/sequenceModel.js';
 import { Rng } from '../src/random.js';
 import { loadTfjs, tfjsForwardBackward } from './neuralTfjs.js';
@@ -120,5 +125,24 @@ export async function run(): Promise<BenchRow[]> {
       note: 'ratio = tfjs / hand-written',
     });
   }
+  // the 150-update token-lab run with the neural policy, in a child process (its own peak RSS)
+  const here = dirname(fileURLToPath(import.meta.url));
+  const printed = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'neuralRun.ts')], {
+    encoding: 'utf8',
+  });
+  const run = JSON.parse(printed.trim().split('\n').pop() as string) as {
+    ms: number;
+    cpu_ms: number;
+    max_rss_mb: number;
+    trajectories: number;
+    tokens: number;
+    eval_success: number;
+  };
+  rows.push({
+    group: 'neural',
+    name: `token-lab arm, policy=neural, 150 updates (${run.trajectories} trajectories)`,
+    ms: run.ms,
+    note: `target <= 60000 ms; CPU time ${(run.cpu_ms / 1000).toFixed(1)} s; ${run.tokens} response tokens; peak RSS ${run.max_rss_mb.toFixed(0)} MB; eval success ${run.eval_success}`,
+  });
   return rows;
 }

@@ -144,6 +144,9 @@ export class SequenceModel {
   private readonly xwPos: Float64Array;
   private readonly dxwTok: Float64Array;
   private readonly dxwPos: Float64Array;
+  // Transposed copies of Wh and Wo, refreshed with the tables at the start of every pass.
+  private readonly whT: Float64Array;
+  private readonly woT: Float64Array;
   // Activations of the last logProbs call, [rows·cols·d] (probs: [rows·cols·V]); grown on demand.
   private hs = new Float64Array(0);
   private rs = new Float64Array(0);
@@ -196,9 +199,11 @@ export class SequenceModel {
     // Init as torch: embeddings N(0,1)-scaled (here uniform with variance 1/3 per entry, kept small
     // so x_t stays O(1) when two rows add), GRU and output U(±1/√d); biases 0 except the GRU's.
     const k = 1 / Math.sqrt(d);
+    // one stream per tensor (forked by name), so a longer context does not shift the other tensors
     const fill = (name: TensorView['name'], scale: number) => {
       const t = tensors.find((x) => x.name === name) as TensorView;
-      for (let i = 0; i < t.rows * t.cols; i++) this.params[t.offset + i] = (2 * rng.next() - 1) * scale;
+      const stream = rng.fork(`sequence-model/${name}`);
+      for (let i = 0; i < t.rows * t.cols; i++) this.params[t.offset + i] = (2 * stream.next() - 1) * scale;
     };
     fill('token_embedding', 1);
     fill('position_embedding', 0.5);
@@ -228,6 +233,8 @@ export class SequenceModel {
     this.xwPos = new Float64Array(C * 3 * d);
     this.dxwTok = new Float64Array(V * 3 * d);
     this.dxwPos = new Float64Array(C * 3 * d);
+    this.whT = new Float64Array(3 * d * d);
+    this.woT = new Float64Array(V * d);
     this.dh = new Float64Array(d);
     this.dhPrev = new Float64Array(d);
     this.ga = new Float64Array(3 * d);
@@ -267,6 +274,13 @@ export class SequenceModel {
     project(this.off.token_embedding, this.vocab, this.xwTok);
     project(this.off.position_embedding, positions, this.xwPos);
     this.projected = positions;
+    // transposed copies of Wh [d, 3d] and Wo [d, V], so the per-token products are dot products
+    const wh = this.off.w_h;
+    for (let k = 0; k < d; k++)
+      for (let j = 0; j < d3; j++) this.whT[j * d + k] = p[wh + k * d3 + j] as number;
+    const V = this.vocab;
+    const wo = this.off.w_out;
+    for (let k = 0; k < d; k++) for (let v = 0; v < V; v++) this.woT[v * d + k] = p[wo + k * V + v] as number;
   }
 
   /** Extends the `(P·Wx)` rows to `positions` (same parameters), for generation past the projected rows. */
@@ -306,20 +320,20 @@ export class SequenceModel {
     const d3 = 3 * d;
     const p = this.params;
     const g = this.gate;
-    const wh = this.off.w_h;
     const bh = this.off.b_h;
     const bx = this.off.b_x;
     const xt = tok * d3;
     const xp = t * d3;
-    for (let j = 0; j < d3; j++) g[j] = p[bh + j] as number;
+    // c = h_{t-1}·Wh + bh as 3d dot products over Wh's transposed copy (loads only, one store each)
+    const wt = this.whT;
     if (prev >= 0) {
-      for (let k = 0; k < d; k++) {
-        const h = hPrevBuf[prev + k] as number;
-        if (h === 0) continue;
-        const w = wh + k * d3;
-        for (let j = 0; j < d3; j++) g[j] = (g[j] as number) + h * (p[w + j] as number);
+      for (let j = 0; j < d3; j++) {
+        let acc = p[bh + j] as number;
+        const w = j * d;
+        for (let k = 0; k < d; k++) acc += (hPrevBuf[prev + k] as number) * (wt[w + k] as number);
+        g[j] = acc;
       }
-    }
+    } else for (let j = 0; j < d3; j++) g[j] = p[bh + j] as number;
     for (let j = 0; j < d; j++) {
       const ar = (this.xwTok[xt + j] as number) + (this.xwPos[xp + j] as number) + (p[bx + j] as number);
       const az =
@@ -348,13 +362,13 @@ export class SequenceModel {
     const d = this.dModel;
     const V = this.vocab;
     const p = this.params;
-    const wo = this.off.w_out;
     const bo = this.off.b_out;
-    for (let v = 0; v < V; v++) out[oo + v] = p[bo + v] as number;
-    for (let k = 0; k < d; k++) {
-      const x = h[ho + k] as number;
-      const w = wo + k * V;
-      for (let v = 0; v < V; v++) out[oo + v] = (out[oo + v] as number) + x * (p[w + v] as number);
+    const wt = this.woT;
+    for (let v = 0; v < V; v++) {
+      let acc = p[bo + v] as number;
+      const w = v * d;
+      for (let k = 0; k < d; k++) acc += (h[ho + k] as number) * (wt[w + k] as number);
+      out[oo + v] = acc;
     }
   }
 
