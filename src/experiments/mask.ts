@@ -108,7 +108,7 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
       trajectory_accounting: trajectoryAccounting(results),
       policy: [results[0]?.policy ?? {}],
     },
-    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.eval_tasks)],
+    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.eval_tasks, cfg.policy)],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },
       observation_token_action_rate: {
@@ -138,9 +138,11 @@ export function maskConclusion(correct: ArmResult, flipped: ArmResult, mode: Los
   return `${effect} The ${mode} loss counted ${tf.lossTokensPerTrajectory.toFixed(1)} tokens per trajectory with the flipped mask (${tf.envTokensPerTrajectory.toFixed(1)} of them environment tokens) vs ${tc.lossTokensPerTrajectory.toFixed(1)} with the correct one; mean denominator ${tf.meanLossDenominator.toFixed(1)} vs ${tc.meanLossDenominator.toFixed(1)}.`;
 }
 
-function maskCaveats(evalTasks: number): string[] {
+function maskCaveats(evalTasks: number, policy: 'table' | 'neural'): string[] {
   return [
-    'The policy is a 36-context softmax table, not an LLM: it cannot tell a digit that will be correct from one that will not, so any probability moved onto observation tokens becomes a protocol error.',
+    policy === 'neural'
+      ? 'The policy is a small GRU sequence model reading the whole transcript (the prompted env: the task is written in the prompt, 1-3 tool calls): environment tokens trained as actions move shared parameters, so they can change decisions in contexts the mask never touched.'
+      : 'The policy is a 36-context softmax table, not an LLM: it cannot tell a digit that will be correct from one that will not, so any probability moved onto observation tokens becomes a protocol error.',
     `observation_token_action_rate is measured on ${evalTasks} held-out tasks (one sample each) after training; train_* columns pool every training batch.`,
   ];
 }

@@ -32,8 +32,13 @@ export function formatArmsRecord(
   const lines: string[] = [];
   lines.push(`${record.experiment}  seed ${record.seed}  (${formatNumber(record.timing.wall_ms, 3)} ms)`);
   lines.push(title);
+  // policy=neural trains a GRU with neural_lr (lr is the tabular policy's step size)
+  const neural = c.policy === 'neural';
+  const policy = neural
+    ? `policy neural (GRU d_model ${c.d_model}, ${record.tables.policy?.[0]?.parameters ?? '?'} parameters, grad_clip ${c.grad_clip}), ${c.optimizer} lr=${c.neural_lr}`
+    : `${c.optimizer} lr=${c.lr}`;
   lines.push(
-    `training: ${c.updates} updates x ${c.tasks_per_update} tasks x ${c.group_size} samples, ${c.ppo_epochs} PPO epochs, ${c.optimizer} lr=${c.lr}, clip ${c.clip_ratio}, GRPO std=${c.std}; budget ${c.budget} tokens, tool error rate ${c.tool_error_rate}`,
+    `training: ${c.updates} updates x ${c.tasks_per_update} tasks x ${c.group_size} samples, ${c.ppo_epochs} PPO epochs, ${policy}, clip ${c.clip_ratio}, GRPO std=${c.std}; budget ${c.budget} tokens, tool error rate ${c.tool_error_rate}`,
   );
   lines.push('', rowsTable(record.tables.arms ?? [], columns));
   if (extra) {
