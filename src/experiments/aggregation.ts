@@ -174,7 +174,7 @@ export function aggregationConclusion(results: readonly ArmResult[]): string {
 function aggregationCaveats(optimizer: string): string[] {
   return [
     optimizer === 'adam'
-      ? 'Adam normalises each logit by its own gradient RMS, so token-mean, seq-mean-token-sum and seq-mean-token-sum-norm differ only through per-batch scale changes; --set optimizer=sgd turns their scale difference into a learning-rate difference (a change of loss scale, not a stronger algorithm).'
+      ? 'Adam normalises each parameter (a logit of the table, a weight of the neural model) by its own gradient RMS, so token-mean, seq-mean-token-sum and seq-mean-token-sum-norm differ only through per-batch scale changes; --set optimizer=sgd turns their scale difference into a learning-rate difference (a change of loss scale, not a stronger algorithm).'
       : 'With SGD the modes also differ by their loss scale (token-mean divides by all loss tokens, seq-mean-token-sum by the number of rows, -norm by T): part of any difference is an effective learning rate.',
     'In this env failures are mostly short (protocol errors, unverified wrong answers); long failures come from think loops and truncation. failed_mean_length pools all training batches because late batches have few failures. One seed is an anecdote: use --seeds.',
   ];
