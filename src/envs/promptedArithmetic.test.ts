@@ -7,6 +7,7 @@ import {
   PROMPTED_ENV_DEFAULTS,
   PROMPTED_VOCAB,
   type PromptedTask,
+  promptedContextCount,
   promptedContextIndex,
   promptTokens,
   runPromptedEpisode,
@@ -78,6 +79,15 @@ describe('prompted arithmetic env', () => {
     expect(agent.seen).toEqual([...ep.prompt, ...ep.tokens]);
     // tabular contexts: fresh, '+' due, '-' due, computed
     expect(agent.contexts).toEqual([0, 1, 2, 3].map((phase) => promptedContextIndex(phase, false, 0, 3)));
+  });
+
+  it('numbers the tabular contexts densely: every (phase, verified, bucket) a distinct id below the count', () => {
+    const ids = new Set<number>();
+    for (let phase = 0; phase < 4; phase++)
+      for (const verified of [false, true])
+        for (let thinks = 0; thinks < 5; thinks++) ids.add(promptedContextIndex(phase, verified, thinks, 3));
+    expect(ids.size).toBe(promptedContextCount(3));
+    expect(Math.max(...ids)).toBe(promptedContextCount(3) - 1);
   });
 
   it('gives a wrong number for the wrong tool, which verify repairs', () => {
