@@ -13,7 +13,7 @@ import { runTokenArm } from '../src/experiments/tokenLab.js';
 const cfg = resolveConfig(mask, ['policy=neural']);
 const t0 = performance.now();
 const r = runTokenArm(
-  { arm: 'correct', maskRule: 'model-tokens', lossAggMode: 'token-mean', truncation: 'zero-score' },
+  { arm: 'correct', maskRule: 'model_tokens', lossAggMode: 'token-mean', truncation: 'zero_score' },
   cfg,
   7,
 );
