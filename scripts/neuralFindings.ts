@@ -1,6 +1,6 @@
 /**
  * Builds the tabular-vs-neural findings table of docs/experiments/neural.md from single-seed
- * records: for each experiment and each `paired.<arm>_minus_<baseline>.<measure>` metric, the mean
+ * records: for each experiment and each `<measure>.<arm>_minus_<baseline>` metric, the mean
  * paired difference over seeds with its t-based 95% interval (core `summarize`), once for the
  * records with policy=table and once for policy=neural.
  *
@@ -32,8 +32,10 @@ for (const name of readdirSync(dir).sort()) {
   }
   const policy = rec.config.policy ?? 'table';
   for (const [metric, value] of Object.entries(rec.metrics)) {
-    if (!metric.startsWith('paired.') || typeof value !== 'number') continue;
-    const key = `${rec.experiment}|${metric.slice('paired.'.length)}`;
+    if (!metric.includes('_minus_') || typeof value !== 'number') continue;
+    // `<measure>.<arm>_minus_<baseline>`; older records wrote `paired.<arm>_minus_<baseline>.<measure>`
+    const old = /^paired\.([^.]+)\.(.+)$/.exec(metric);
+    const key = `${rec.experiment}|${old ? `${old[2]}.${old[1]}` : metric}`;
     const perPolicy = byKey.get(key) ?? new Map<string, Map<number, number>>();
     byKey.set(key, perPolicy);
     const perSeed = perPolicy.get(policy) ?? new Map<number, number>();
@@ -42,11 +44,14 @@ for (const name of readdirSync(dir).sort()) {
   }
 }
 
-const cell = (values: number[] | undefined) => {
+/** A difference of two rates lies in [-1, 1]; its interval is clipped there (few seeds give wide t intervals). */
+const isRate = (metric: string) => /^(eval_success|success|[a-z_]*rate)\b/.test(metric);
+const cell = (metric: string, values: number[] | undefined) => {
   if (!values || values.length === 0) return 'not run';
   const s = summarize(values);
   const f = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(1) : x.toFixed(3));
-  return `${f(s.mean)} [${f(s.ci95[0])}, ${f(s.ci95[1])}] (n=${s.n})`;
+  const [lo, hi] = isRate(metric) ? [Math.max(-1, s.ci95[0]), Math.min(1, s.ci95[1])] : s.ci95;
+  return `${f(s.mean)} [${f(lo)}, ${f(hi)}] (n=${s.n})`;
 };
 const lines = [
   '| experiment | paired difference | tabular: mean [95% CI] | neural: mean [95% CI] |',
@@ -58,6 +63,8 @@ for (const [key, perPolicy] of [...byKey].sort()) {
     const m = perPolicy.get(p);
     return m ? [...m.values()] : undefined;
   };
-  lines.push(`| ${experiment} | ${metric} | ${cell(values('table'))} | ${cell(values('neural'))} |`);
+  lines.push(
+    `| ${experiment} | ${metric} | ${cell(metric as string, values('table'))} | ${cell(metric as string, values('neural'))} |`,
+  );
 }
 process.stdout.write(`${lines.join('\n')}\n`);
