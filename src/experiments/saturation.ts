@@ -45,7 +45,7 @@ import {
   saturationUpdate,
   type UpdateSettings,
 } from './saturationLearner.js';
-import { evaluationTasks, TOKEN_LAB_OPTIONS } from './tokenLab.js';
+import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from './tokenLab.js';
 import { measureEpisodes } from './tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
@@ -55,6 +55,7 @@ export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({
   overlong_buffer: true,
   unbounded_budget: true,
   updates: true,
+  ...NEURAL_POLICY_ONLY, // saturation trains the tabular policy only
 }).extend({
   // 150: the token lab's default run length; by then the binary policy verifies and most groups are
   // all right (the record's <metric>.warmup_end metrics say how saturated each seed actually is).

@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { aggLossGrad } from '../core/aggLoss.js';
+import { sampleTokenTask, type TokenTask } from '../envs/tokenArithmetic.js';
 import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
 import { groupAdvantages, packTranscripts, responseMaskFromRoles } from '../train/tokenLearner.js';
@@ -154,6 +155,29 @@ export type TokenLabConfig = Omit<
  * `mask` and `aggregation` leave them out, so a `--set` of them is rejected instead of doing nothing.
  */
 export const TRUNCATION_ONLY = { overlong_buffer: true, unbounded_budget: true } as const;
+
+/**
+ * Options only `policy=neural` reads. An experiment that trains only the tabular policy (saturation)
+ * omits them, so a `--set` of them is rejected instead of doing nothing.
+ */
+export const NEURAL_POLICY_ONLY = {
+  policy: true,
+  d_model: true,
+  neural_lr: true,
+  grad_clip: true,
+  max_level: true,
+  think_decay: true,
+  think_cap: true,
+} as const;
+
+/** Evaluation tasks of a seed for the tabular env: the same for every arm and every option except max_operand. */
+export function evaluationTasks(
+  seed: number,
+  cfg: Pick<TokenLabConfig, 'eval_tasks' | 'max_operand'>,
+): TokenTask[] {
+  const rng = new Rng(seed).fork('token-lab/eval-tasks');
+  return Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(rng, cfg.max_operand));
+}
 
 /**
  * Held-out evaluation of the learner's current policy: `eval_tasks` tasks of the seed's evaluation
