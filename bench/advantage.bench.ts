@@ -10,7 +10,7 @@
  * reused output (`{ out }`) is the like-for-like comparison; both are reported. Inputs are built from a fixed LCG, so every run times the
  * same batch.
  */
-import { grpoAdvantage, grpoVectorizedAdvantage } from '../src/core/advantage.js';
+import { grpoAdvantage, grpoVectorizedAdvantage } from '../src/core/grpo.js';
 import type { BenchRow } from './run.js';
 import { timePaired } from './timing.js';
 

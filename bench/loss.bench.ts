@@ -12,7 +12,7 @@
  * Inputs come from a fixed LCG, so every run times the same batch.
  */
 import { aggLoss } from '../src/core/aggLoss.js';
-import { policyLossVanilla } from '../src/core/policyLoss.js';
+import { policyLossVanilla } from '../src/core/vanillaPolicyLoss.js';
 import type { BenchRow } from './run.js';
 import { type PairedTiming, timePaired } from './timing.js';
 
@@ -89,18 +89,33 @@ export async function run(): Promise<BenchRow[]> {
   return [
     row(
       'policyLossVanilla token-mean',
-      timePaired(() => policyLossVanilla(old, lp, adv, mask, shape), floorPolicy, 5),
+      timePaired(
+        () => policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape),
+        floorPolicy,
+        5,
+      ),
       'allocates perTokenLoss: first-touch page faults of 64 MB each call',
     ),
     row(
       'policyLossVanilla token-mean, reused out',
-      timePaired(() => policyLossVanilla(old, lp, adv, mask, shape, { out }), floorPolicy, REPEATS),
+      timePaired(
+        () =>
+          policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+            out,
+          }),
+        floorPolicy,
+        REPEATS,
+      ),
       'writes into a preallocated output, as the floor does (like-for-like)',
     ),
     row(
       'policyLossVanilla seq-mean-token-mean, reused out',
       timePaired(
-        () => policyLossVanilla(old, lp, adv, mask, shape, { out, lossAggMode: 'seq-mean-token-mean' }),
+        () =>
+          policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+            out,
+            lossAggMode: 'seq-mean-token-mean',
+          }),
         floorPolicy,
         REPEATS,
       ),

@@ -7,7 +7,7 @@
 
 export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
 export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
-export * from './core/advantage.js';
+export * from './core/grpo.js';
 export * from './core/aggLoss.js';
 export * from './core/batch.js';
 export * from './core/bypassLoss.js';
@@ -25,8 +25,13 @@ export * from './core/lagStats.js';
 export * from './core/masked.js';
 export * from './core/opo.js';
 export * from './core/optimalTokenBaseline.js';
-export * from './core/policyLoss.js';
-export * from './core/policyLosses.js';
+export * from './core/vanillaPolicyLoss.js';
+export * from './core/cispoLoss.js';
+export * from './core/covarianceLosses.js';
+export * from './core/logProbLosses.js';
+export * from './core/policyLossInputs.js';
+export * from './core/sapoLoss.js';
+export * from './core/sequenceRatioLosses.js';
 export * from './core/presets.js';
 export * from './core/reinforcePlusPlus.js';
 export * from './core/remax.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { policyLossBypass } from './bypassLoss.js';
 import { LabError } from './errors.js';
-import { policyLossVanilla } from './policyLoss.js';
+import { policyLossVanilla } from './vanillaPolicyLoss.js';
 
 const shape = { rows: 2, cols: 3 };
 const rollout = Float64Array.of(-1, -1, -1, -2, -2, -2);
@@ -13,7 +13,10 @@ const mask = Uint8Array.of(1, 1, 1, 1, 1, 0);
 describe('policyLossBypass', () => {
   it('ppo_clip without rejection is the vanilla loss with old_log_prob = rollout log-probs', () => {
     const r = policyLossBypass(rollout, lp, adv, mask, shape, { is: { level: 'token' } });
-    const v = policyLossVanilla(rollout, lp, adv, mask, shape);
+    const v = policyLossVanilla(
+      { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask },
+      shape,
+    );
     expect(r.loss).toBe(v.loss);
     expect(r.metrics).toEqual(v.metrics);
     expect(r.rolloutMetrics['rollout_corr/rollout_is_max']).toBeCloseTo(Math.exp(1.5), 6);
@@ -23,7 +26,10 @@ describe('policyLossBypass', () => {
       rejection: { rolloutRs: 'seq_max_k2', threshold: 0.5 }, // row 0: ½·1.5² = 1.125 > 0.5 -> rejected
     });
     expect(Array.from(r.mask)).toEqual([0, 0, 0, 1, 1, 0]);
-    const v = policyLossVanilla(rollout, lp, adv, Uint8Array.of(0, 0, 0, 1, 1, 0), shape);
+    const v = policyLossVanilla(
+      { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: Uint8Array.of(0, 0, 0, 1, 1, 0) },
+      shape,
+    );
     expect(r.loss).toBe(v.loss);
   });
   it('reinforce: -A·lp times the truncated IS weights exp(lp - rollout), seq-mean-token-sum when asked', () => {

@@ -13,13 +13,14 @@
 import type { LossAggMode } from './aggLoss.js';
 import type { FloatArray, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { type PolicyLossMetrics, policyLossVanilla, type VanillaLossOptions } from './policyLoss.js';
-import { policyLossReinforce } from './policyLosses.js';
+import { policyLossReinforce } from './logProbLosses.js';
+import type { PolicyLossMetrics } from './policyLossInputs.js';
 import {
   type RolloutCorrectionOptions,
   type RolloutMetrics,
   rolloutCorrection,
 } from './rolloutCorrection.js';
+import { policyLossVanilla, type VanillaLossOptions } from './vanillaPolicyLoss.js';
 
 /** verl `rollout_correction.loss_type`. */
 export type BypassLossType = 'ppo_clip' | 'reinforce';
@@ -81,12 +82,19 @@ export function policyLossBypass(
   const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, { is, rejection });
   const r =
     lossType === 'ppo_clip'
-      ? policyLossVanilla(oldLogProb, logProb, advantages, corr.mask, shape, { ...vanilla, lossAggMode })
-      : policyLossReinforce(oldLogProb, logProb, advantages, corr.mask, shape, {
+      ? policyLossVanilla({ oldLogProb, logProb, advantages, responseMask: corr.mask }, shape, {
+          ...vanilla,
           lossAggMode,
-          rolloutIsWeights: corr.weights,
-          ...(vanilla.agg ? { agg: vanilla.agg } : {}),
-        });
+        })
+      : policyLossReinforce(
+          { rolloutLogProb: oldLogProb, logProb, advantages, responseMask: corr.mask },
+          shape,
+          {
+            lossAggMode,
+            rolloutIsWeights: corr.weights,
+            ...(vanilla.agg ? { agg: vanilla.agg } : {}),
+          },
+        );
   return {
     loss: r.loss,
     metrics: r.metrics,

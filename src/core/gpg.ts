@@ -2,9 +2,9 @@
  * GPG (Group Policy Gradient), as verl's `compute_gpg_outcome_advantage` ("gpg").
  */
 
-import { type AdvantageReturn, groupMoments } from './advantage.js';
 import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export interface GpgOptions {

@@ -4,10 +4,10 @@
  * for every member, so it contributes no policy gradient (the course's "zero-variance groups").
  */
 
-import { checkFiniteScores } from './advantage.js';
 import type { GroupLabel, GroupLabels } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
+import { checkFiniteScores } from './grpo.js';
 
 export type GroupKind = 'all_wrong' | 'all_right' | 'mixed' | 'all_equal_other' | 'singleton';
 

@@ -3,10 +3,10 @@
  * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
  */
 
-import { type AdvantageReturn, degenerateStdError } from './advantage.js';
 import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { groupMembers } from './groupwise.js';
+import { type AdvantageReturn, degenerateStdError } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export interface PasskOptions {

@@ -8,6 +8,7 @@
  */
 import {
   checkFiniteWhereMasked,
+  checkLength,
   checkMask,
   checkShape,
   type FloatArray,
@@ -15,10 +16,13 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
-import { checkMatrix } from './rowScores.js';
-
-/** verl's masked_mean / masked_var denominator guard: `Σ m + 1e-8`. */
-export const MASKED_MEAN_EPS = 1e-8;
+import {
+  maskCountUnchecked,
+  maskedMeanOf,
+  maskedRowMeansUnchecked,
+  maskedRowSumsUnchecked,
+  maskedSumUnchecked,
+} from './maskedPrimitives.js';
 /** verl's masked_whiten variance guard: `rsqrt(var + 1e-8)`. */
 export const WHITEN_EPS = 1e-8;
 
@@ -30,8 +34,9 @@ export function checkMasked(
   field = 'values',
 ): void {
   checkShape(shape);
-  checkMatrix(values, shape, field);
-  checkMatrix(mask, shape, 'mask');
+  const shapeText = `[${shape.rows},${shape.cols}]`;
+  checkLength(values, shape.rows * shape.cols, field, shapeText);
+  checkLength(mask, shape.rows * shape.cols, 'mask', shapeText);
   checkMask(mask, shape.cols, 'mask');
   checkFiniteWhereMasked(values, mask, shape.cols, field);
 }
@@ -47,18 +52,6 @@ function checkChoice(value: string, choices: readonly string[], field: string): 
   }
 }
 
-function sums(values: ArrayLike<number>, mask: MaskArray): { s: number; n: number } {
-  let s = 0;
-  let n = 0;
-  for (let i = 0; i < values.length; i++) {
-    if (mask[i] !== 0) {
-      s += values[i] as number;
-      n += 1;
-    }
-  }
-  return { s, n };
-}
-
 /** `Σ_{b,t} x·m` (verl `masked_sum(values, mask)`; masked positions, NaN included, count as 0). */
 export function maskedSum(
   values: ArrayLike<number>,
@@ -67,7 +60,7 @@ export function maskedSum(
   field = 'values',
 ): number {
   checkMasked(values, mask, shape, field);
-  return sums(values, mask).s;
+  return maskedSumUnchecked(values, mask);
 }
 
 /** Per-row `Σ_t x·m` (verl `masked_sum(values, mask, axis=-1)`), length B. */
@@ -78,14 +71,7 @@ export function maskedRowSums(
   field = 'values',
 ): Float64Array {
   checkMasked(values, mask, shape, field);
-  const { rows, cols } = shape;
-  const out = new Float64Array(rows);
-  for (let b = 0; b < rows; b++) {
-    let s = 0;
-    for (let i = b * cols; i < (b + 1) * cols; i++) if (mask[i] !== 0) s += values[i] as number;
-    out[b] = s;
-  }
-  return out;
+  return maskedRowSumsUnchecked(values, mask, shape);
 }
 
 /** `Σ x·m / (Σ m + 1e-8)` (verl `masked_mean`); an all-zero mask gives 0, as in verl. */
@@ -96,8 +82,7 @@ export function maskedMean(
   field = 'values',
 ): number {
   checkMasked(values, mask, shape, field);
-  const { s, n } = sums(values, mask);
-  return s / (n + MASKED_MEAN_EPS);
+  return maskedMeanOf(maskedSumUnchecked(values, mask), maskCountUnchecked(mask));
 }
 
 /** Per-row `Σ_t x·m / (Σ_t m + 1e-8)` (verl `masked_mean(values, mask, axis=-1)`); empty rows give 0. */
@@ -107,14 +92,8 @@ export function maskedRowMeans(
   shape: Shape2,
   field = 'values',
 ): Float64Array {
-  const rowSum = maskedRowSums(values, mask, shape, field);
-  const { rows, cols } = shape;
-  for (let b = 0; b < rows; b++) {
-    let n = 0;
-    for (let i = b * cols; i < (b + 1) * cols; i++) n += mask[i] !== 0 ? 1 : 0;
-    rowSum[b] = (rowSum[b] as number) / (n + MASKED_MEAN_EPS);
-  }
-  return rowSum;
+  checkMasked(values, mask, shape, field);
+  return maskedRowMeansUnchecked(values, mask, shape);
 }
 
 export interface MaskedVarOptions {
@@ -130,8 +109,8 @@ function varianceOf(
   correction: 'unbiased' | 'biased',
   field: string,
 ) {
-  const { s, n } = sums(values, mask);
-  const mean = s / (n + MASKED_MEAN_EPS);
+  const n = maskCountUnchecked(mask);
+  const mean = maskedMeanOf(maskedSumUnchecked(values, mask), n);
   let ss = 0;
   for (let i = 0; i < values.length; i++) {
     if (mask[i] !== 0) {
@@ -139,7 +118,7 @@ function varianceOf(
       ss += d * d;
     }
   }
-  let variance = ss / (n + MASKED_MEAN_EPS);
+  let variance = maskedMeanOf(ss, n);
   if (correction === 'unbiased') {
     if (n <= 1) {
       throw new LabError(

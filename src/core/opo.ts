@@ -3,9 +3,9 @@
  * `compute_opo_outcome_advantage` ("opo").
  */
 
-import type { AdvantageReturn } from './advantage.js';
 import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import type { AdvantageReturn } from './grpo.js';
 import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
 
 /**

@@ -4,10 +4,10 @@
  * behaviour is not in a source we could read, it is left out (see `notes`).
  */
 
-import { checkFiniteScores, grpoScalarAdvantages, type SingletonRule, type StdKind } from './advantage.js';
 import type { GroupLabels } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
+import { checkFiniteScores, grpoScalarAdvantages, type SingletonRule, type StdKind } from './grpo.js';
 
 export type ConventionPreset = 'verl' | 'trl' | 'openrlhf' | 'nemo-rl' | 'teaching';
 

@@ -5,7 +5,6 @@
  * Both whiten over the WHOLE batch's valid tokens (not per group).
  */
 
-import { type AdvantageReturn, groupMoments } from './advantage.js';
 import {
   checkFinite,
   checkMask,
@@ -15,6 +14,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
+import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { whitenValidated } from './masked.js';
 import { broadcastRows, checkBatch, groupedRowScores } from './rowScores.js';
 

@@ -2,9 +2,9 @@
  * ReMax (https://arxiv.org/abs/2310.10505) as verl's `compute_remax_outcome_advantage` ("remax").
  */
 
-import type { AdvantageReturn } from './advantage.js';
 import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import type { AdvantageReturn } from './grpo.js';
 import { checkBatch } from './rowScores.js';
 
 /**

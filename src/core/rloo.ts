@@ -5,8 +5,8 @@
  * the vectorized one returns 0.
  */
 
-import { type AdvantageReturn, groupMoments } from './advantage.js';
 import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
 export type RlooSingleton = 'score' | 'zero';

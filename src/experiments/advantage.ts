@@ -26,12 +26,12 @@
  * accounting, record. Log-probs for the policy loss are the only random draws (seeded).
  */
 import { z } from 'zod';
-import { grpoAdvantage } from '../core/advantage.js';
 import { aggLossDenominator, LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
 import { classifyGroups, type GroupKind } from '../core/groupDiagnostics.js';
-import { policyLossVanillaGrad } from '../core/policyLoss.js';
+import { grpoAdvantage } from '../core/grpo.js';
 import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../core/presets.js';
+import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import { Rng } from '../random.js';
 import { defineOptions, option } from './options.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
@@ -410,18 +410,12 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
   };
   for (const mode of LOSS_AGG_MODES) {
     const c = policyLossVanillaGrad(
-      oldLogProb,
-      logProb,
-      advCorrect.advantages,
-      layout.actionMask,
+      { oldLogProb, logProb, advantages: advCorrect.advantages, responseMask: layout.actionMask },
       shape,
       lossOptions(mode),
     );
     const f = policyLossVanillaGrad(
-      oldLogProb,
-      logProb,
-      advFlipped.advantages,
-      flippedMask,
+      { oldLogProb, logProb, advantages: advFlipped.advantages, responseMask: flippedMask },
       shape,
       lossOptions(mode),
     );

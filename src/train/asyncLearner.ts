@@ -32,9 +32,10 @@
  * - Version k+1's logits are stored when the step is computed; workers can only use them once the
  *   simulation publishes them (after the step ends plus the publication delay).
  */
-import { grpoScalarAdvantages } from '../core/advantage.js';
+
 import { LabError } from '../core/errors.js';
 import { importanceRatios, kishEss, LOG_RATIO_CLAMP } from '../core/ess.js';
+import { grpoScalarAdvantages } from '../core/grpo.js';
 import {
   checkOperandRange,
   DEFAULT_OPERANDS,

@@ -12,9 +12,10 @@
  * exactly 1), no reference-policy KL, no token mask (every recorded step is a policy action; the env's
  * observations are not tokens here). The advantage is the same scalar for every action of a trajectory.
  */
-import { grpoScalarAdvantages, type SingletonRule, type StdKind } from '../core/advantage.js';
+
 import { LabError } from '../core/errors.js';
 import { classifyGroups, countGroupKinds } from '../core/groupDiagnostics.js';
+import { grpoScalarAdvantages, type SingletonRule, type StdKind } from '../core/grpo.js';
 import type { Task } from '../envs/toolArithmetic.js';
 import { accumulateGradLogProb, checkLogits, NUM_LOGITS } from '../policy/tabular.js';
 import type { Rng } from '../random.js';

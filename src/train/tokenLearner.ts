@@ -13,15 +13,13 @@
  *    ({@link tokenLossAndGrad}): the core kernel's `∂loss/∂log_prob [B,T]` is chained into the
  *    logits by `d log pi(v|c)/dz[c,u] = [u=v] − pi(u|c)` and an optimizer step follows.
  */
-import { type GroupNormOptions, grpoAdvantage } from '../core/advantage.js';
+
 import { type AggDenominator, aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
 import type { GroupLabels, Shape2 } from '../core/batch.js';
 import { LabError } from '../core/errors.js';
-import {
-  type PolicyLossMetrics,
-  policyLossVanillaGrad,
-  type VanillaLossOptions,
-} from '../core/policyLoss.js';
+import { type GroupNormOptions, grpoAdvantage } from '../core/grpo.js';
+import type { PolicyLossMetrics } from '../core/policyLossInputs.js';
+import { policyLossVanillaGrad, type VanillaLossOptions } from '../core/vanillaPolicyLoss.js';
 import { type ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
 import type { Optimizer } from './adam.js';
 
@@ -192,7 +190,11 @@ export function tokenLossAndGrad(
   lossOptions: VanillaLossOptions = {},
 ): TokenLossResult {
   const logProb = gatherLogProbs(policy.logProbabilities(), policy.vocab, batch);
-  const res = policyLossVanillaGrad(oldLogProb, logProb, advantages, mask, batch.shape, lossOptions);
+  const res = policyLossVanillaGrad(
+    { oldLogProb, logProb, advantages, responseMask: mask },
+    batch.shape,
+    lossOptions,
+  );
   const gradLogits = chainLogProbGrad(
     policy.probabilities(),
     policy.contexts,

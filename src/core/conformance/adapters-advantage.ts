@@ -4,12 +4,13 @@
  * returns outputs keyed like verl's. `returns_is_same_object` is reported from the lab's own result
  * (`returns === advantages`), so it is compared, not assumed.
  */
-import { GRPO_DEFAULTS, grpoAdvantage, grpoVectorizedAdvantage } from '../advantage.js';
+
 import type { GroupLabel, MaskArray, Shape2 } from '../batch.js';
 import { LabError } from '../errors.js';
 import { gaeAdvantageReturn } from '../gae.js';
 import { GPG_DEFAULTS, gpgAdvantage } from '../gpg.js';
 import { asTorchIndex, groupMeanStd } from '../groupwise.js';
+import { GRPO_DEFAULTS, grpoAdvantage, grpoVectorizedAdvantage } from '../grpo.js';
 import { grpoPasskAdvantage, PASSK_DEFAULTS } from '../grpoPassk.js';
 import { computeRewards } from '../klReward.js';
 import { maskedMean, maskedRowMeans, maskedRowSums, maskedSum, maskedVar, maskedWhiten } from '../masked.js';

@@ -6,20 +6,12 @@
 import { type AggOptions, aggLoss, LOSS_AGG_MODES, type LossAggMode } from '../aggLoss.js';
 import type { Shape2 } from '../batch.js';
 import { policyLossBypass } from '../bypassLoss.js';
+import { policyLossCispo } from '../cispoLoss.js';
+import { policyLossClipCov, policyLossKlCov } from '../covarianceLosses.js';
 import { computeEntropyLoss, entropyFromLogits } from '../entropy.js';
 import { LabError } from '../errors.js';
 import { createKlController, type KlPenaltyName, klPenalty } from '../kl.js';
-import { policyLossVanilla, type VanillaLossOptions } from '../policyLoss.js';
-import {
-  policyLossCispo,
-  policyLossClipCov,
-  policyLossGeoMean,
-  policyLossGpg,
-  policyLossGspo,
-  policyLossKlCov,
-  policyLossReinforce,
-  policyLossSapo,
-} from '../policyLosses.js';
+import { policyLossGpg, policyLossReinforce } from '../logProbLosses.js';
 import {
   type RolloutIsLevel,
   type RolloutIsOptions,
@@ -27,7 +19,10 @@ import {
   rolloutIsWeights,
   rolloutRejectionMask,
 } from '../rolloutCorrection.js';
+import { policyLossSapo } from '../sapoLoss.js';
+import { policyLossGeoMean, policyLossGspo } from '../sequenceRatioLosses.js';
 import { valueLoss } from '../valueLoss.js';
+import { policyLossVanilla, type VanillaLossOptions } from '../vanillaPolicyLoss.js';
 import type { AdapterTable, GoldenCase } from './types.js';
 
 /** A nested list `[B][T]` as a row-major Float32Array plus its shape. */
@@ -120,7 +115,11 @@ function vanillaRun(inputs: Record<string, unknown>, config: Record<string, unkn
   };
   if (config.rollout_is_weights)
     options.rolloutIsWeights = matrix(inputs.rollout_is_weights, 'rollout_is_weights').data;
-  const r = policyLossVanilla(old, lp, adv, mask, shape, options);
+  const r = policyLossVanilla(
+    { oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask },
+    shape,
+    options,
+  );
   const out: Record<string, unknown> = {
     pg_loss: r.loss,
     pg_metrics: {
@@ -205,14 +204,18 @@ export const lossAdapters: AdapterTable = {
     run(inputs, config) {
       const { ac, io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
       const pl = (ac.policy_loss ?? {}) as Record<string, number>;
-      const r = policyLossClipCov(io.old, io.lp, io.adv, io.mask, io.shape, {
-        ...clip,
-        ...common,
-        lossAggMode,
-        ...(pl.clip_cov_ratio !== undefined ? { clipCovRatio: pl.clip_cov_ratio } : {}),
-        ...(pl.clip_cov_lb !== undefined ? { clipCovLb: pl.clip_cov_lb } : {}),
-        ...(pl.clip_cov_ub !== undefined ? { clipCovUb: pl.clip_cov_ub } : {}),
-      });
+      const r = policyLossClipCov(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          ...clip,
+          ...common,
+          lossAggMode,
+          ...(pl.clip_cov_ratio !== undefined ? { clipCovRatio: pl.clip_cov_ratio } : {}),
+          ...(pl.clip_cov_lb !== undefined ? { clipCovLb: pl.clip_cov_lb } : {}),
+          ...(pl.clip_cov_ub !== undefined ? { clipCovUb: pl.clip_cov_ub } : {}),
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -221,12 +224,16 @@ export const lossAdapters: AdapterTable = {
     run(inputs, config) {
       const { ac, io, common, lossAggMode } = otherLossSetup(inputs, config);
       const pl = (ac.policy_loss ?? {}) as Record<string, number>;
-      const r = policyLossKlCov(io.old, io.lp, io.adv, io.mask, io.shape, {
-        ...common,
-        lossAggMode,
-        ...(pl.kl_cov_ratio !== undefined ? { klCovRatio: pl.kl_cov_ratio } : {}),
-        ...(pl.ppo_kl_coef !== undefined ? { ppoKlCoef: pl.ppo_kl_coef } : {}),
-      });
+      const r = policyLossKlCov(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          ...common,
+          lossAggMode,
+          ...(pl.kl_cov_ratio !== undefined ? { klCovRatio: pl.kl_cov_ratio } : {}),
+          ...(pl.ppo_kl_coef !== undefined ? { ppoKlCoef: pl.ppo_kl_coef } : {}),
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -345,7 +352,11 @@ export const lossAdapters: AdapterTable = {
     configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common } = otherLossSetup(inputs, config);
-      const r = policyLossGspo(io.old, io.lp, io.adv, io.mask, io.shape, { ...clip, ...common });
+      const r = policyLossGspo(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        { ...clip, ...common },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -353,11 +364,15 @@ export const lossAdapters: AdapterTable = {
     configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { ac, io, common } = otherLossSetup(inputs, config);
-      const r = policyLossSapo(io.old, io.lp, io.adv, io.mask, io.shape, {
-        ...common,
-        ...(typeof ac.tau_pos === 'number' ? { tauPos: ac.tau_pos } : {}),
-        ...(typeof ac.tau_neg === 'number' ? { tauNeg: ac.tau_neg } : {}),
-      });
+      const r = policyLossSapo(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          ...common,
+          ...(typeof ac.tau_pos === 'number' ? { tauPos: ac.tau_pos } : {}),
+          ...(typeof ac.tau_neg === 'number' ? { tauNeg: ac.tau_neg } : {}),
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -365,11 +380,15 @@ export const lossAdapters: AdapterTable = {
     configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
-      const r = policyLossCispo(io.old, io.lp, io.adv, io.mask, io.shape, {
-        ...clip,
-        ...common,
-        lossAggMode,
-      });
+      const r = policyLossCispo(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          ...clip,
+          ...common,
+          lossAggMode,
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -377,10 +396,14 @@ export const lossAdapters: AdapterTable = {
     configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, clip, common } = otherLossSetup(inputs, config);
-      const r = policyLossGeoMean(io.old, io.lp, io.adv, io.mask, io.shape, {
-        ...clip,
-        rolloutIsWeights: common.rolloutIsWeights,
-      });
+      const r = policyLossGeoMean(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          ...clip,
+          rolloutIsWeights: common.rolloutIsWeights,
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -388,7 +411,11 @@ export const lossAdapters: AdapterTable = {
     configKeys: POLICY_LOSS_CONFIG_KEYS,
     run(inputs, config) {
       const { io, common, lossAggMode } = otherLossSetup(inputs, config);
-      const r = policyLossGpg(io.old, io.lp, io.adv, io.mask, io.shape, { ...common, lossAggMode });
+      const r = policyLossGpg(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        { ...common, lossAggMode },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -397,7 +424,11 @@ export const lossAdapters: AdapterTable = {
     run(inputs, config) {
       const { io, common, lossAggMode } = otherLossSetup(inputs, config);
       const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
-      const r = policyLossReinforce(rollout, io.lp, io.adv, io.mask, io.shape, { ...common, lossAggMode });
+      const r = policyLossReinforce(
+        { rolloutLogProb: rollout, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        { ...common, lossAggMode },
+      );
       return { pg_loss: r.loss, pg_metrics: actorMetrics({ ...r.metrics }) };
     },
   },
@@ -424,7 +455,11 @@ export const lossAdapters: AdapterTable = {
         lossAggMode: (args.loss_agg_mode ?? 'token-mean') as LossAggMode,
       };
       if (typeof args.clip_ratio_c === 'number') options.clipRatioC = args.clip_ratio_c;
-      const r = policyLossVanilla(old, lp, adv, mask, shape, options);
+      const r = policyLossVanilla(
+        { oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask },
+        shape,
+        options,
+      );
       return {
         pg_loss: r.loss,
         pg_clipfrac: r.metrics.pg_clipfrac,

@@ -30,16 +30,15 @@ import {
   resolveAggOptions,
   SEQ_TOKEN_MEAN_EPS,
 } from './aggLoss.js';
-import {
-  checkFiniteWhereMasked,
-  checkLength,
-  checkMask,
-  checkShape,
-  type FloatArray,
-  type MaskArray,
-  type Shape2,
-} from './batch.js';
+import { checkLength, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import { maskedMeanOf } from './maskedPrimitives.js';
+import {
+  checkPolicyInputs,
+  type PolicyLossInputs,
+  type PolicyLossMetrics,
+  throwIfNonFiniteUnderMask,
+} from './policyLossInputs.js';
 
 /** Options of {@link policyLossVanilla}; verl's ActorConfig names in the comments. */
 export interface VanillaLossOptions {
@@ -75,13 +74,6 @@ export const VANILLA_DEFAULTS = Object.freeze({
   out: null,
 } as const satisfies Required<VanillaLossOptions>);
 
-/** verl's metrics dict, without the `actor/` prefix. */
-export interface PolicyLossMetrics {
-  pg_clipfrac: number;
-  ppo_kl: number;
-  pg_clipfrac_lower: number;
-}
-
 export interface PolicyLossResult {
   /** verl's `pg_loss`. */
   loss: number;
@@ -91,60 +83,6 @@ export interface PolicyLossResult {
    */
   perTokenLoss: Float32Array;
   metrics: PolicyLossMetrics;
-}
-
-/** Validated inputs shared by every policy loss (checked once at the entry). */
-export interface PolicyInputs {
-  rows: number;
-  cols: number;
-  weights: FloatArray | null;
-}
-
-/**
- * Shape/length checks of the policy-loss inputs (finite values are checked lazily, see the file
- * header). Throws SHAPE_MISMATCH naming the field.
- */
-export function checkPolicyInputs(
-  oldLogProb: FloatArray,
-  logProb: FloatArray,
-  advantages: FloatArray,
-  responseMask: MaskArray,
-  shape: Shape2,
-  weights: FloatArray | null | undefined,
-): PolicyInputs {
-  checkShape(shape);
-  const shapeText = `[${shape.rows},${shape.cols}]`;
-  const n = shape.rows * shape.cols;
-  checkLength(oldLogProb, n, 'old_log_prob', shapeText);
-  checkLength(logProb, n, 'log_prob', shapeText);
-  checkLength(advantages, n, 'advantages', shapeText);
-  checkLength(responseMask, n, 'response_mask', shapeText);
-  if (weights) checkLength(weights, n, 'rollout_is_weights', shapeText);
-  return { rows: shape.rows, cols: shape.cols, weights: weights ?? null };
-}
-
-/**
- * Names the first non-finite input where the mask is 1 (slow path of every policy loss): the mask
- * first (BAD_MASK), then `old` (reported as `oldName`), log_prob, advantages and, when given,
- * rollout_is_weights, in that order (NON_FINITE).
- */
-export function throwIfNonFiniteUnderMask(
-  old: FloatArray,
-  lp: FloatArray,
-  adv: FloatArray,
-  w: FloatArray | null,
-  mask: MaskArray,
-  cols: number,
-  oldName = 'old_log_prob',
-): void {
-  checkMask(mask, cols, 'response_mask');
-  const fields = [
-    [old, oldName],
-    [lp, 'log_prob'],
-    [adv, 'advantages'],
-    [w, 'rollout_is_weights'],
-  ] as const;
-  for (const [arr, name] of fields) if (arr) checkFiniteWhereMasked(arr, mask, cols, name);
 }
 
 function nonNegative(v: number, field: string): number {
@@ -433,13 +371,11 @@ function vanillaSlow(
  * padding that verl's non-token-mean modes would turn into NaN), EMPTY_MASK (verl: NaN).
  */
 export function policyLossVanilla(
-  oldLogProb: FloatArray,
-  logProb: FloatArray,
-  advantages: FloatArray,
-  responseMask: MaskArray,
+  inputs: PolicyLossInputs,
   shape: Shape2,
   options: VanillaLossOptions = {},
 ): PolicyLossResult {
+  const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
   const { rows, cols, weights } = checkPolicyInputs(
     oldLogProb,
@@ -476,11 +412,15 @@ export function policyLossVanilla(
     vanillaSlow(oldLogProb, logProb, advantages, responseMask, weights, rows, cols, p, o.lossAggMode);
   }
   const loss = finishAgg(o.lossAggMode, agg, sums, cols, 'response_mask');
-  const denom = sums.validTokens + 1e-8;
+  const n = sums.validTokens;
   return {
     loss,
     perTokenLoss,
-    metrics: { pg_clipfrac: clip / denom, ppo_kl: kl / denom, pg_clipfrac_lower: lower / denom },
+    metrics: {
+      pg_clipfrac: maskedMeanOf(clip, n),
+      ppo_kl: maskedMeanOf(kl, n),
+      pg_clipfrac_lower: maskedMeanOf(lower, n),
+    },
   };
 }
 
@@ -493,14 +433,12 @@ export function policyLossVanilla(
  * times the IS weight. Masked positions get 0.
  */
 export function policyLossVanillaGrad(
-  oldLogProb: FloatArray,
-  logProb: FloatArray,
-  advantages: FloatArray,
-  responseMask: MaskArray,
+  inputs: PolicyLossInputs,
   shape: Shape2,
   options: VanillaLossOptions = {},
 ): PolicyLossResult & { grad: Float64Array } {
-  const result = policyLossVanilla(oldLogProb, logProb, advantages, responseMask, shape, options);
+  const result = policyLossVanilla(inputs, shape, options);
+  const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
   const p = resolveClip(o);
   const grad = aggLossGrad(responseMask, shape, o.lossAggMode, o.agg);

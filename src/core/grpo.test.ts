@@ -7,7 +7,7 @@ import {
   grpoScalarAdvantages,
   grpoVectorizedAdvantage,
   resolveGroupNormOptions,
-} from './advantage.js';
+} from './grpo.js';
 
 const F32_ONE_PLUS_EPS = Math.fround(1 + 1e-6); // float32(1 + 1e-6), verl's singleton std + eps
 

@@ -7,15 +7,17 @@ import {
   policyLossVanillaGrad,
   VANILLA_DEFAULTS,
   type VanillaLossOptions,
-} from './policyLoss.js';
+} from './vanillaPolicyLoss.js';
 
 /** One token per case: old = 0, lp = log(r). */
 function single(r: number, a: number, options: VanillaLossOptions = {}) {
   return policyLossVanilla(
-    Float64Array.of(0),
-    Float64Array.of(Math.log(r)),
-    Float64Array.of(a),
-    Uint8Array.of(1),
+    {
+      oldLogProb: Float64Array.of(0),
+      logProb: Float64Array.of(Math.log(r)),
+      advantages: Float64Array.of(a),
+      responseMask: Uint8Array.of(1),
+    },
     { rows: 1, cols: 1 },
     options,
   );
@@ -48,10 +50,12 @@ describe('policyLossVanilla: the clipped surrogate token by token', () => {
   });
   it('the log-ratio is clamped to ±20 before exp, and ppo_kl uses the clamped value', () => {
     const r = policyLossVanilla(
-      Float64Array.of(0, 0),
-      Float64Array.of(25, -25),
-      Float64Array.of(-1, 1),
-      Uint8Array.of(1, 1),
+      {
+        oldLogProb: Float64Array.of(0, 0),
+        logProb: Float64Array.of(25, -25),
+        advantages: Float64Array.of(-1, 1),
+        responseMask: Uint8Array.of(1, 1),
+      },
       { rows: 1, cols: 2 },
       { clipRatioC: 1e12 },
     );
@@ -62,36 +66,44 @@ describe('policyLossVanilla: the clipped surrogate token by token', () => {
   it('A = 0 gives loss 0; r == 1 gives -mean(A), no clipping, ppo_kl 0', () => {
     expect(single(3, 0).loss).toBe(0);
     const lp = Float64Array.of(-1, -2, -3, -4);
-    const r = policyLossVanilla(lp, lp, Float64Array.of(1, -2, 3, 100), Uint8Array.of(1, 1, 1, 0), {
-      rows: 2,
-      cols: 2,
-    });
+    const r = policyLossVanilla(
+      {
+        oldLogProb: lp,
+        logProb: lp,
+        advantages: Float64Array.of(1, -2, 3, 100),
+        responseMask: Uint8Array.of(1, 1, 1, 0),
+      },
+      {
+        rows: 2,
+        cols: 2,
+      },
+    );
     expect(r.loss).toBeCloseTo(-(1 - 2 + 3) / 3, 12);
     expect(r.metrics).toEqual({ pg_clipfrac: 0, ppo_kl: 0, pg_clipfrac_lower: 0 });
   });
   it('IS weights scale the per-token loss after clipping and leave metrics unchanged', () => {
-    const args = [
-      Float64Array.of(0, 0, 0),
-      Float64Array.of(Math.log(1.5), Math.log(0.5), Math.log(4)),
-      Float64Array.of(1, -1, -1),
-      Uint8Array.of(1, 1, 1),
-      { rows: 1, cols: 3 },
-    ] as const;
-    const plain = policyLossVanilla(...args);
-    const weighted = policyLossVanilla(...args, { rolloutIsWeights: Float64Array.of(0.5, 2, 0.25) });
+    const inputs = {
+      oldLogProb: Float64Array.of(0, 0, 0),
+      logProb: Float64Array.of(Math.log(1.5), Math.log(0.5), Math.log(4)),
+      advantages: Float64Array.of(1, -1, -1),
+      responseMask: Uint8Array.of(1, 1, 1),
+    };
+    const shape = { rows: 1, cols: 3 };
+    const plain = policyLossVanilla(inputs, shape);
+    const weighted = policyLossVanilla(inputs, shape, { rolloutIsWeights: Float64Array.of(0.5, 2, 0.25) });
     expect(weighted.loss).toBeCloseTo((-1.2 * 0.5 + 0.8 * 2 + 3 * 0.25) / 3, 6);
     expect(weighted.metrics).toEqual(plain.metrics);
   });
   it('metrics use masked_mean with the 1e-8 epsilon: an all-zero mask gives 0 metrics and EMPTY_MASK loss', () => {
-    const args = [
-      Float64Array.of(0),
-      Float64Array.of(1),
-      Float64Array.of(1),
-      Uint8Array.of(0),
-      { rows: 1, cols: 1 },
-    ] as const;
-    expectLabError(() => policyLossVanilla(...args), 'EMPTY_MASK');
-    const r = policyLossVanilla(...args, { lossAggMode: 'seq-mean-token-sum-norm' });
+    const inputs = {
+      oldLogProb: Float64Array.of(0),
+      logProb: Float64Array.of(1),
+      advantages: Float64Array.of(1),
+      responseMask: Uint8Array.of(0),
+    };
+    const shape = { rows: 1, cols: 1 };
+    expectLabError(() => policyLossVanilla(inputs, shape), 'EMPTY_MASK');
+    const r = policyLossVanilla(inputs, shape, { lossAggMode: 'seq-mean-token-sum-norm' });
     expect(r.loss).toBe(0);
     expect(r.metrics).toEqual({ pg_clipfrac: 0, ppo_kl: 0, pg_clipfrac_lower: 0 });
   });
@@ -117,19 +129,28 @@ describe('policyLossVanilla: bad input', () => {
   const mask = Uint8Array.of(1, 1, 1, 0);
   it('clip_ratio_c <= 1 is BAD_ARGUMENT (verl asserts)', () => {
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, mask, shape, { clipRatioC: 1 }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+          clipRatioC: 1,
+        }),
       'BAD_ARGUMENT',
       'clip_ratio_c',
     );
   });
   it('negative clip ratios and unknown modes are rejected', () => {
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, mask, shape, { clipRatioLow: -0.1 }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+          clipRatioLow: -0.1,
+        }),
       'BAD_ARGUMENT',
       'clip_ratio_low',
     );
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, mask, shape, { lossAggMode: 'mean' as never }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+          lossAggMode: 'mean' as never,
+        }),
       'UNKNOWN_MODE',
       'loss_agg_mode',
     );
@@ -148,7 +169,16 @@ describe('policyLossVanilla: bad input', () => {
       };
       inputs[field][index] = value;
       expectLabError(
-        () => policyLossVanilla(inputs.old_log_prob, inputs.log_prob, inputs.advantages, mask, shape),
+        () =>
+          policyLossVanilla(
+            {
+              oldLogProb: inputs.old_log_prob,
+              logProb: inputs.log_prob,
+              advantages: inputs.advantages,
+              responseMask: mask,
+            },
+            shape,
+          ),
         'NON_FINITE',
         field,
         position,
@@ -158,7 +188,10 @@ describe('policyLossVanilla: bad input', () => {
   it('non-finite IS weights under mask 1 are NON_FINITE naming rollout_is_weights', () => {
     const w = Float32Array.of(1, Number.NaN, 1, 1);
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, mask, shape, { rolloutIsWeights: w }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+          rolloutIsWeights: w,
+        }),
       'NON_FINITE',
       'rollout_is_weights',
     );
@@ -166,13 +199,22 @@ describe('policyLossVanilla: bad input', () => {
   it('NaN log-prob in padding: token-mean ignores it like verl; seq modes raise where verl gives NaN', () => {
     const padded = Float32Array.from(lp);
     padded[3] = Number.NaN;
-    const clean = policyLossVanilla(old, lp, adv, mask, shape);
-    const r = policyLossVanilla(old, padded, adv, mask, shape);
+    const clean = policyLossVanilla(
+      { oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask },
+      shape,
+    );
+    const r = policyLossVanilla(
+      { oldLogProb: old, logProb: padded, advantages: adv, responseMask: mask },
+      shape,
+    );
     expect(r.loss).toBeCloseTo(clean.loss, 7);
     expect(r.metrics.ppo_kl).toBeCloseTo(clean.metrics.ppo_kl, 7);
     expect(r.metrics.pg_clipfrac).toBeCloseTo(clean.metrics.pg_clipfrac, 7);
     expectLabError(
-      () => policyLossVanilla(old, padded, adv, mask, shape, { lossAggMode: 'seq-mean-token-sum' }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: padded, advantages: adv, responseMask: mask }, shape, {
+          lossAggMode: 'seq-mean-token-sum',
+        }),
       'NON_FINITE',
       'row 1, token 1',
     );
@@ -183,53 +225,87 @@ describe('policyLossVanilla: bad input', () => {
     const l = Float32Array.of(-1, -1, -1, -1);
     const a = Float32Array.of(1, Number.POSITIVE_INFINITY, Number.NaN, Number.NaN);
     const m = Uint8Array.of(1, 0, 0, 0); // row 1 fully masked
-    expect(policyLossVanilla(o, l, a, m, sh).loss).toBeCloseTo(-1, 12);
-    expect(policyLossVanilla(o, l, a, m, sh).perTokenLoss[1]).toBe(0);
+    expect(
+      policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a, responseMask: m }, sh).loss,
+    ).toBeCloseTo(-1, 12);
+    expect(
+      policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a, responseMask: m }, sh).perTokenLoss[1],
+    ).toBe(0);
     // seq-mean: row 0 counts, so its padded Inf advantage gives Inf·0 = NaN in verl
     expectLabError(
-      () => policyLossVanilla(o, l, a, m, sh, { lossAggMode: 'seq-mean-token-mean' }),
+      () =>
+        policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a, responseMask: m }, sh, {
+          lossAggMode: 'seq-mean-token-mean',
+        }),
       'NON_FINITE',
       'row 0, token 1',
     );
     const a2 = Float32Array.of(1, 0, Number.NaN, Number.NaN);
-    expect(policyLossVanilla(o, l, a2, m, sh, { lossAggMode: 'seq-mean-token-mean' }).loss).toBeCloseTo(
-      -1,
-      7,
-    );
+    expect(
+      policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a2, responseMask: m }, sh, {
+        lossAggMode: 'seq-mean-token-mean',
+      }).loss,
+    ).toBeCloseTo(-1, 7);
     expectLabError(
-      () => policyLossVanilla(o, l, a2, m, sh, { lossAggMode: 'seq-mean-token-sum-norm' }),
+      () =>
+        policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a2, responseMask: m }, sh, {
+          lossAggMode: 'seq-mean-token-sum-norm',
+        }),
       'NON_FINITE',
       'row 1, token 0',
     );
     // a non-finite IS weight in padding: token-mean ignores it; seq-mean multiplies it in (verl: NaN)
     const w = Float32Array.of(1, Number.POSITIVE_INFINITY, 1, 1);
     const a3 = Float32Array.of(1, 0, 0, 0);
-    expect(policyLossVanilla(o, l, a3, m, sh, { rolloutIsWeights: w }).loss).toBeCloseTo(-1, 12);
+    expect(
+      policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a3, responseMask: m }, sh, {
+        rolloutIsWeights: w,
+      }).loss,
+    ).toBeCloseTo(-1, 12);
     expectLabError(
-      () => policyLossVanilla(o, l, a3, m, sh, { rolloutIsWeights: w, lossAggMode: 'seq-mean-token-sum' }),
+      () =>
+        policyLossVanilla({ oldLogProb: o, logProb: l, advantages: a3, responseMask: m }, sh, {
+          rolloutIsWeights: w,
+          lossAggMode: 'seq-mean-token-sum',
+        }),
       'NON_FINITE',
       'row 0, token 1',
     );
   });
   it('masks that are not 0/1 are BAD_MASK; shape mismatches are SHAPE_MISMATCH naming the field', () => {
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, Float32Array.of(1, 2, 1, 0), shape),
+      () =>
+        policyLossVanilla(
+          { oldLogProb: old, logProb: lp, advantages: adv, responseMask: Float32Array.of(1, 2, 1, 0) },
+          shape,
+        ),
       'BAD_MASK',
       'response_mask',
       'row 0, token 1',
     );
     expectLabError(
-      () => policyLossVanilla(old, lp.subarray(1), adv, mask, shape),
+      () =>
+        policyLossVanilla(
+          { oldLogProb: old, logProb: lp.subarray(1), advantages: adv, responseMask: mask },
+          shape,
+        ),
       'SHAPE_MISMATCH',
       'log_prob',
     );
     expectLabError(
-      () => policyLossVanilla(old, lp, adv.subarray(1), mask, shape),
+      () =>
+        policyLossVanilla(
+          { oldLogProb: old, logProb: lp, advantages: adv.subarray(1), responseMask: mask },
+          shape,
+        ),
       'SHAPE_MISMATCH',
       'advantages',
     );
     expectLabError(
-      () => policyLossVanilla(old, lp, adv, mask, shape, { rolloutIsWeights: Float32Array.of(1) }),
+      () =>
+        policyLossVanilla({ oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+          rolloutIsWeights: Float32Array.of(1),
+        }),
       'SHAPE_MISMATCH',
       'rollout_is_weights',
     );
@@ -280,15 +356,33 @@ describe('policyLossVanillaGrad', () => {
           agg: { dpSize: 2 },
           rolloutIsWeights: s.weighted ? Float64Array.from(w) : null,
         };
-        const { grad, loss } = policyLossVanillaGrad(oldA, lp, adv, mask, shape, options);
-        expect(loss).toBe(policyLossVanilla(oldA, lp, adv, mask, shape, options).loss);
+        const { grad, loss } = policyLossVanillaGrad(
+          { oldLogProb: oldA, logProb: lp, advantages: adv, responseMask: mask },
+          shape,
+          options,
+        );
+        expect(loss).toBe(
+          policyLossVanilla(
+            { oldLogProb: oldA, logProb: lp, advantages: adv, responseMask: mask },
+            shape,
+            options,
+          ).loss,
+        );
         const h = 1e-6;
         for (let i = 0; i < lp.length; i++) {
           const v = lp[i] as number;
           lp[i] = v + h;
-          const up = policyLossVanilla(oldA, lp, adv, mask, shape, options).loss;
+          const up = policyLossVanilla(
+            { oldLogProb: oldA, logProb: lp, advantages: adv, responseMask: mask },
+            shape,
+            options,
+          ).loss;
           lp[i] = v - h;
-          const down = policyLossVanilla(oldA, lp, adv, mask, shape, options).loss;
+          const down = policyLossVanilla(
+            { oldLogProb: oldA, logProb: lp, advantages: adv, responseMask: mask },
+            shape,
+            options,
+          ).loss;
           lp[i] = v;
           const fd = (up - down) / (2 * h);
           expect(Math.abs((grad[i] as number) - fd)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(fd)));
@@ -302,15 +396,20 @@ describe('policyLossVanillaGrad', () => {
     const old = Float64Array.of(0, 0, 0, 0);
     const lp = Float64Array.of(Math.log(1.1), Math.log(1.5), Math.log(5), 30);
     const adv = Float64Array.of(2, 2, -1, -1);
-    const { grad } = policyLossVanillaGrad(old, lp, adv, Uint8Array.of(1, 1, 1, 1), shape);
+    const { grad } = policyLossVanillaGrad(
+      { oldLogProb: old, logProb: lp, advantages: adv, responseMask: Uint8Array.of(1, 1, 1, 1) },
+      shape,
+    );
     expect(grad[0]).toBeCloseTo((-2 * 1.1) / 4, 12);
     expect(Array.from(grad.subarray(1))).toEqual([0, 0, 0]);
     // without the dual clip, the log-ratio clamp alone decides: 19 is live, 25 is clamped (grad 0)
     const big = policyLossVanillaGrad(
-      Float64Array.of(0, 0),
-      Float64Array.of(19, 25),
-      Float64Array.of(-1, -1),
-      Uint8Array.of(1, 1),
+      {
+        oldLogProb: Float64Array.of(0, 0),
+        logProb: Float64Array.of(19, 25),
+        advantages: Float64Array.of(-1, -1),
+        responseMask: Uint8Array.of(1, 1),
+      },
       { rows: 1, cols: 2 },
       { clipRatioC: 1e12 },
     );
@@ -340,10 +439,7 @@ describe('policyLossVanilla equals a literal transcription of verl (property)', 
           const mask = Uint8Array.from({ length: n }, () => (next() < 0.8 ? 1 : 0));
           mask[0] = 1;
           const r = policyLossVanilla(
-            old,
-            lp,
-            adv,
-            mask,
+            { oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask },
             { rows: 1, cols: n },
             {
               clipRatioLow: low,
