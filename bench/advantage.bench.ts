@@ -56,25 +56,26 @@ export async function run(): Promise<BenchRow[]> {
   const rows: [string, () => void, () => void, string][] = [
     [
       'grpoAdvantage, float32 mask, reused out',
-      () => grpoAdvantage(rewards, mask, index, shape, { out: reused }),
+      () => grpoAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape, { out: reused }),
       floorF32,
       `B=${B}, T=${T}, groups of ${GROUP}, ragged masks; floor = copy of rewards + mask into preallocated buffers`,
     ],
     [
       'grpoAdvantage, float32 mask (allocating)',
-      () => grpoAdvantage(rewards, mask, index, shape),
+      () => grpoAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape),
       floorF32,
       'default call: a new [B,T] output each time (first-touch page faults the floor does not pay)',
     ],
     [
       'grpoAdvantage, uint8 mask, reused out',
-      () => grpoAdvantage(rewards, maskU8, index, shape, { out: reused }),
+      () =>
+        grpoAdvantage({ tokenLevelRewards: rewards, responseMask: maskU8, index }, shape, { out: reused }),
       floorU8,
       'same batch, Uint8Array mask; floor copies rewards + the uint8 mask',
     ],
     [
       'grpoVectorizedAdvantage, float32 mask (allocating)',
-      () => grpoVectorizedAdvantage(rewards, mask, index, shape),
+      () => grpoVectorizedAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape),
       floorF32,
       'as_torch_index + float32 group_mean_std emulation',
     ],

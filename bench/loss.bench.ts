@@ -134,12 +134,16 @@ export async function run(): Promise<BenchRow[]> {
     ),
     row(
       'aggLoss token-mean',
-      timePaired(() => aggLoss(lp, mask, shape, 'token-mean'), floorAgg, REPEATS),
+      timePaired(() => aggLoss({ lossMat: lp, lossMask: mask }, shape, 'token-mean'), floorAgg, REPEATS),
       'floor = copy of loss_mat + mask',
     ),
     row(
       'aggLoss seq-mean-token-mean',
-      timePaired(() => aggLoss(lp, mask, shape, 'seq-mean-token-mean'), floorAgg, REPEATS),
+      timePaired(
+        () => aggLoss({ lossMat: lp, lossMask: mask }, shape, 'seq-mean-token-mean'),
+        floorAgg,
+        REPEATS,
+      ),
       'floor = copy of loss_mat + mask',
     ),
   ];

@@ -34,7 +34,10 @@ describe('public API (src/index.ts)', () => {
     // Two rows of one group, rewards 1 and 0 on the last token: mean 0.5, torch.std = sqrt(0.5).
     const r = Float32Array.of(0, 1, 0, 0);
     const m = Float32Array.of(1, 1, 1, 1);
-    const { advantages } = grpoAdvantage(r, m, ['u', 'u'], { rows: 2, cols: 2 });
+    const { advantages } = grpoAdvantage(
+      { tokenLevelRewards: r, responseMask: m, index: ['u', 'u'] },
+      { rows: 2, cols: 2 },
+    );
     const a = 0.5 / (Math.sqrt(0.5) + 1e-6);
     expect(Array.from(advantages)).toEqual([a, a, -a, -a].map(Math.fround));
   });

@@ -22,39 +22,48 @@ const m = Uint8Array.from([1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0]);
 describe('aggLoss: hand-computed values', () => {
   // row sums: 10, 30, (0, invalid); valid tokens 6, valid rows 2; T = 4
   it('token-mean = Σ x·m / Σ m', () => {
-    expect(aggLoss(x, m, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
+    expect(aggLoss({ lossMat: x, lossMask: m }, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
   });
   it('seq-mean-token-sum averages row sums over valid rows only', () => {
-    expect(aggLoss(x, m, shape, 'seq-mean-token-sum')).toBeCloseTo(40 / 2, 12);
+    expect(aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum')).toBeCloseTo(40 / 2, 12);
   });
   it('seq-mean-token-mean averages per-row token means (with the 1e-8 of verl)', () => {
-    expect(aggLoss(x, m, shape, 'seq-mean-token-mean')).toBeCloseTo(
+    expect(aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-mean')).toBeCloseTo(
       (10 / (4 + 1e-8) + 30 / (2 + 1e-8)) / 2,
       12,
     );
   });
   it('seq-mean-token-sum-norm sums over rows and divides by T, ignoring dp and global sizes', () => {
-    expect(aggLoss(x, m, shape, 'seq-mean-token-sum-norm')).toBeCloseTo(40 / 4, 12);
+    expect(aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum-norm')).toBeCloseTo(40 / 4, 12);
     expect(
-      aggLoss(x, m, shape, 'seq-mean-token-sum-norm', { dpSize: 8, globalBatchSize: 3, batchNumTokens: 99 }),
+      aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum-norm', {
+        dpSize: 8,
+        globalBatchSize: 3,
+        batchNumTokens: 99,
+      }),
     ).toBeCloseTo(40 / 4, 12);
-    expect(aggLoss(x, m, shape, 'seq-mean-token-sum-norm', { lossScaleFactor: 16 })).toBeCloseTo(40 / 16, 12);
+    expect(
+      aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum-norm', { lossScaleFactor: 16 }),
+    ).toBeCloseTo(40 / 16, 12);
   });
   it('dp_size multiplies, batch_num_tokens and global_batch_size replace the counts', () => {
-    expect(aggLoss(x, m, shape, 'token-mean', { dpSize: 4, batchNumTokens: 40 })).toBeCloseTo(
-      (40 / 40) * 4,
-      12,
-    );
-    expect(aggLoss(x, m, shape, 'seq-mean-token-sum', { dpSize: 2, globalBatchSize: 8 })).toBeCloseTo(
-      (40 / 8) * 2,
-      12,
-    );
+    expect(
+      aggLoss({ lossMat: x, lossMask: m }, shape, 'token-mean', { dpSize: 4, batchNumTokens: 40 }),
+    ).toBeCloseTo((40 / 40) * 4, 12);
+    expect(
+      aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum', { dpSize: 2, globalBatchSize: 8 }),
+    ).toBeCloseTo((40 / 8) * 2, 12);
     // global_batch_size does not affect token-mean
-    expect(aggLoss(x, m, shape, 'token-mean', { globalBatchSize: 8 })).toBeCloseTo(40 / 6, 12);
+    expect(aggLoss({ lossMat: x, lossMask: m }, shape, 'token-mean', { globalBatchSize: 8 })).toBeCloseTo(
+      40 / 6,
+      12,
+    );
   });
   it('a float mask and a Uint8 mask give the same value', () => {
     for (const mode of LOSS_AGG_MODES) {
-      expect(aggLoss(x, Float32Array.from(m), shape, mode)).toBe(aggLoss(x, m, shape, mode));
+      expect(aggLoss({ lossMat: x, lossMask: Float32Array.from(m) }, shape, mode)).toBe(
+        aggLoss({ lossMat: x, lossMask: m }, shape, mode),
+      );
     }
   });
 });
@@ -63,34 +72,54 @@ describe('aggLoss: degenerate input and bad input', () => {
   const zero = new Uint8Array(12);
   it('all-zero mask: EMPTY_MASK under token-mean and seq-mean-*, 0 under sum-norm', () => {
     for (const mode of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const) {
-      expectLabError(() => aggLoss(x, zero, shape, mode), 'EMPTY_MASK', 'loss_mask');
+      expectLabError(() => aggLoss({ lossMat: x, lossMask: zero }, shape, mode), 'EMPTY_MASK', 'loss_mask');
     }
-    expect(aggLoss(x, zero, shape, 'seq-mean-token-sum-norm')).toBe(0);
+    expect(aggLoss({ lossMat: x, lossMask: zero }, shape, 'seq-mean-token-sum-norm')).toBe(0);
     // with an explicit global count, an empty micro-batch is a legal 0
-    expect(aggLoss(x, zero, shape, 'token-mean', { batchNumTokens: 10 })).toBe(0);
+    expect(aggLoss({ lossMat: x, lossMask: zero }, shape, 'token-mean', { batchNumTokens: 10 })).toBe(0);
   });
   it('invalid mode is UNKNOWN_MODE naming loss_agg_mode', () => {
-    expectLabError(() => aggLoss(x, m, shape, 'seq-mean' as LossAggMode), 'UNKNOWN_MODE', 'loss_agg_mode');
+    expectLabError(
+      () => aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean' as LossAggMode),
+      'UNKNOWN_MODE',
+      'loss_agg_mode',
+    );
   });
   it('a mask that is not 0/1 is BAD_MASK naming field and position', () => {
     const bad = Float32Array.from(m);
     bad[6] = 0.5;
-    const err = expectLabError(() => aggLoss(x, bad, shape, 'token-mean'), 'BAD_MASK', 'loss_mask');
+    const err = expectLabError(
+      () => aggLoss({ lossMat: x, lossMask: bad }, shape, 'token-mean'),
+      'BAD_MASK',
+      'loss_mask',
+    );
     expect(err.message).toContain('row 1, token 2');
   });
   it('length mismatch is SHAPE_MISMATCH naming the field', () => {
-    expectLabError(() => aggLoss(x.subarray(0, 11), m, shape, 'token-mean'), 'SHAPE_MISMATCH', 'loss_mat');
-    expectLabError(() => aggLoss(x, m.subarray(1), shape, 'token-mean'), 'SHAPE_MISMATCH', 'loss_mask');
+    expectLabError(
+      () => aggLoss({ lossMat: x.subarray(0, 11), lossMask: m }, shape, 'token-mean'),
+      'SHAPE_MISMATCH',
+      'loss_mat',
+    );
+    expectLabError(
+      () => aggLoss({ lossMat: x, lossMask: m.subarray(1) }, shape, 'token-mean'),
+      'SHAPE_MISMATCH',
+      'loss_mask',
+    );
   });
   it('bad global batch info is BAD_ARGUMENT', () => {
-    expectLabError(() => aggLoss(x, m, shape, 'token-mean', { dpSize: 0 }), 'BAD_ARGUMENT', 'dp_size');
     expectLabError(
-      () => aggLoss(x, m, shape, 'token-mean', { batchNumTokens: -1 }),
+      () => aggLoss({ lossMat: x, lossMask: m }, shape, 'token-mean', { dpSize: 0 }),
+      'BAD_ARGUMENT',
+      'dp_size',
+    );
+    expectLabError(
+      () => aggLoss({ lossMat: x, lossMask: m }, shape, 'token-mean', { batchNumTokens: -1 }),
       'BAD_ARGUMENT',
       'batch_num_tokens',
     );
     expectLabError(
-      () => aggLoss(x, m, shape, 'seq-mean-token-sum-norm', { lossScaleFactor: 0 }),
+      () => aggLoss({ lossMat: x, lossMask: m }, shape, 'seq-mean-token-sum-norm', { lossScaleFactor: 0 }),
       'BAD_ARGUMENT',
       'loss_scale_factor',
     );
@@ -99,24 +128,32 @@ describe('aggLoss: degenerate input and bad input', () => {
     const y = Float32Array.from(x);
     y[4] = Number.NaN;
     for (const mode of LOSS_AGG_MODES) {
-      const err = expectLabError(() => aggLoss(y, m, shape, mode), 'NON_FINITE', 'loss_mat');
+      const err = expectLabError(
+        () => aggLoss({ lossMat: y, lossMask: m }, shape, mode),
+        'NON_FINITE',
+        'loss_mat',
+      );
       expect(err.message).toContain('row 1, token 0');
     }
   });
   it('NaN in padding: ignored by token-mean (as verl), NON_FINITE where verl would return NaN', () => {
     const y = Float32Array.from(x);
     y[5] = Number.NaN; // masked position of valid row 1
-    expect(aggLoss(y, m, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
+    expect(aggLoss({ lossMat: y, lossMask: m }, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
     for (const mode of ['seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const) {
-      expectLabError(() => aggLoss(y, m, shape, mode), 'NON_FINITE', 'row 1, token 1');
+      expectLabError(() => aggLoss({ lossMat: y, lossMask: m }, shape, mode), 'NON_FINITE', 'row 1, token 1');
     }
   });
   it('NaN in a fully masked row is left out of the seq-mean modes, as in verl', () => {
     const y = Float32Array.from(x);
     y[9] = Number.POSITIVE_INFINITY;
-    expect(aggLoss(y, m, shape, 'seq-mean-token-sum')).toBeCloseTo(20, 12);
-    expect(aggLoss(y, m, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
-    expectLabError(() => aggLoss(y, m, shape, 'seq-mean-token-sum-norm'), 'NON_FINITE', 'row 2, token 1');
+    expect(aggLoss({ lossMat: y, lossMask: m }, shape, 'seq-mean-token-sum')).toBeCloseTo(20, 12);
+    expect(aggLoss({ lossMat: y, lossMask: m }, shape, 'token-mean')).toBeCloseTo(40 / 6, 12);
+    expectLabError(
+      () => aggLoss({ lossMat: y, lossMask: m }, shape, 'seq-mean-token-sum-norm'),
+      'NON_FINITE',
+      'row 2, token 1',
+    );
   });
 });
 
@@ -182,11 +219,13 @@ describe('aggLoss properties', () => {
         expect(d.validTokens).toBe(tokens);
         expect(d.validRows).toBe(validRows);
         if (expectedDen === 0) {
-          expect(() => aggLoss(Float64Array.from(g.x), mask, shape2, g.mode, opts)).toThrow(LabError);
+          expect(() =>
+            aggLoss({ lossMat: Float64Array.from(g.x), lossMask: mask }, shape2, g.mode, opts),
+          ).toThrow(LabError);
           return;
         }
         const numerator = g.mode === 'seq-mean-token-mean' ? sumRowMeans : sumAll;
-        const loss = aggLoss(Float64Array.from(g.x), mask, shape2, g.mode, opts);
+        const loss = aggLoss({ lossMat: Float64Array.from(g.x), lossMask: mask }, shape2, g.mode, opts);
         expect(Math.abs(loss - numerator / expectedDen)).toBeLessThanOrEqual(1e-9 * (1 + Math.abs(loss)));
       }),
       { numRuns: 300 },
@@ -201,7 +240,10 @@ describe('aggLoss properties', () => {
         if (!mask.some((v) => v === 1)) return;
         const a = Float64Array.from(g.x);
         const b2 = Float64Array.from(g.x, (v, i) => (g.m[i] === 0 ? garbage : v));
-        expect(aggLoss(b2, mask, shape2, g.mode)).toBeCloseTo(aggLoss(a, mask, shape2, g.mode), 6);
+        expect(aggLoss({ lossMat: b2, lossMask: mask }, shape2, g.mode)).toBeCloseTo(
+          aggLoss({ lossMat: a, lossMask: mask }, shape2, g.mode),
+          6,
+        );
       }),
       { numRuns: 200 },
     );
@@ -220,9 +262,9 @@ describe('aggLoss properties', () => {
         for (let i = 0; i < xs.length; i++) {
           const v = xs[i] as number;
           xs[i] = v + h;
-          const up = aggLoss(xs, mask, shape2, g.mode, opts);
+          const up = aggLoss({ lossMat: xs, lossMask: mask }, shape2, g.mode, opts);
           xs[i] = v - h;
-          const down = aggLoss(xs, mask, shape2, g.mode, opts);
+          const down = aggLoss({ lossMat: xs, lossMask: mask }, shape2, g.mode, opts);
           xs[i] = v;
           expect(grad[i]).toBeCloseTo((up - down) / (2 * h), 6);
           if (g.m[i] === 0) expect(grad[i]).toBe(0);

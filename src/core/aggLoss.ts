@@ -34,6 +34,12 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 
+/** The `[B,T]` inputs of verl `agg_loss`: the per-token loss and the mask that selects its tokens. */
+export interface AggLossInputs {
+  lossMat: FloatArray;
+  lossMask: MaskArray;
+}
+
 export type LossAggMode =
   | 'token-mean'
   | 'seq-mean-token-sum'
@@ -413,12 +419,12 @@ function aggRows(
  * SHAPE_MISMATCH, BAD_ARGUMENT (dp_size not a positive integer, non-positive counts).
  */
 export function aggLoss(
-  lossMat: FloatArray,
-  lossMask: MaskArray,
+  inputs: AggLossInputs,
   shape: Shape2,
   mode: LossAggMode,
   options: AggOptions = {},
 ): number {
+  const { lossMat, lossMask } = inputs;
   return aggLossNamed(lossMat, lossMask, shape, mode, options, 'loss_mat');
 }
 

@@ -126,3 +126,15 @@ export function checkLabels(labels: GroupLabels, rows: number, field = 'index'):
 export function at(row: number, token: number, cols: number): number {
   return row * cols + token;
 }
+
+/**
+ * The inputs of verl's outcome advantage estimators (`compute_*_outcome_advantage`): the `[B,T]`
+ * token rewards (`token_level_rewards`; the estimators sum each row over all T positions), the
+ * `[B,T]` 0/1 `response_mask` and the length-B group labels (`index`, verl's uid of the prompt).
+ * One named object, so that rewards and mask (both float32 [B,T]) cannot be swapped silently.
+ */
+export interface OutcomeBatch {
+  tokenLevelRewards: FloatArray;
+  responseMask: MaskArray;
+  index: GroupLabels;
+}

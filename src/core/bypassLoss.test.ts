@@ -12,7 +12,11 @@ const mask = Uint8Array.of(1, 1, 1, 1, 1, 0);
 
 describe('policyLossBypass', () => {
   it('ppo_clip without rejection is the vanilla loss with old_log_prob = rollout log-probs', () => {
-    const r = policyLossBypass(rollout, lp, adv, mask, shape, { is: { level: 'token' } });
+    const r = policyLossBypass(
+      { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask },
+      shape,
+      { is: { level: 'token' } },
+    );
     const v = policyLossVanilla(
       { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask },
       shape,
@@ -22,9 +26,13 @@ describe('policyLossBypass', () => {
     expect(r.rolloutMetrics['rollout_corr/rollout_is_max']).toBeCloseTo(Math.exp(1.5), 6);
   });
   it('ppo_clip with rejection runs vanilla on the rejected mask', () => {
-    const r = policyLossBypass(rollout, lp, adv, mask, shape, {
-      rejection: { rolloutRs: 'seq_max_k2', threshold: 0.5 }, // row 0: ½·1.5² = 1.125 > 0.5 -> rejected
-    });
+    const r = policyLossBypass(
+      { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask },
+      shape,
+      {
+        rejection: { rolloutRs: 'seq_max_k2', threshold: 0.5 }, // row 0: ½·1.5² = 1.125 > 0.5 -> rejected
+      },
+    );
     expect(Array.from(r.mask)).toEqual([0, 0, 0, 1, 1, 0]);
     const v = policyLossVanilla(
       { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: Uint8Array.of(0, 0, 0, 1, 1, 0) },
@@ -33,11 +41,15 @@ describe('policyLossBypass', () => {
     expect(r.loss).toBe(v.loss);
   });
   it('reinforce: -A·lp times the truncated IS weights exp(lp - rollout), seq-mean-token-sum when asked', () => {
-    const r = policyLossBypass(rollout, lp, adv, mask, shape, {
-      lossType: 'reinforce',
-      lossAggMode: 'seq-mean-token-sum',
-      is: { level: 'token', threshold: 2 },
-    });
+    const r = policyLossBypass(
+      { oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask },
+      shape,
+      {
+        lossType: 'reinforce',
+        lossAggMode: 'seq-mean-token-sum',
+        is: { level: 'token', threshold: 2 },
+      },
+    );
     const w = Array.from(lp, (v, i) => Math.min(Math.exp(v - (rollout[i] as number)), 2));
     let row0 = 0;
     let row1 = 0;
@@ -48,7 +60,9 @@ describe('policyLossBypass', () => {
   });
   it('unknown loss type is UNKNOWN_MODE naming loss_type', () => {
     try {
-      policyLossBypass(rollout, lp, adv, mask, shape, { lossType: 'grpo' as never });
+      policyLossBypass({ oldLogProb: rollout, logProb: lp, advantages: adv, responseMask: mask }, shape, {
+        lossType: 'grpo' as never,
+      });
       throw new Error('expected a LabError');
     } catch (e) {
       expect(e).toBeInstanceOf(LabError);

@@ -4,17 +4,17 @@
  * then recomputes the rollout correction against the *current* log-probs:
  *
  *     ℓ = log_prob − old_log_prob (= rollout log-probs)
- *     weights, mask' , rollout_corr metrics = rolloutCorrection(log_prob, old_log_prob, mask, is, rs)
+ *     weights, mask' , rollout_corr metrics = rollout_correction(log_prob, old_log_prob, mask, is, rs)
  *     loss_type 'ppo_clip'  → vanilla PPO on mask' (no IS weights: the PPO ratio is the IS ratio)
  *     loss_type 'reinforce' → REINFORCE (−A·lp·w) on mask' with the (detached) IS weights
  *
  * Metrics: the loss's own (`actor/...` in verl) merged with every `rollout_corr/...` metric.
  */
 import type { LossAggMode } from './aggLoss.js';
-import type { FloatArray, MaskArray, Shape2 } from './batch.js';
+import type { Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { policyLossReinforce } from './logProbLosses.js';
-import type { PolicyLossMetrics } from './policyLossInputs.js';
+import type { PolicyLossInputs, PolicyLossMetrics } from './policyLossInputs.js';
 import {
   type RolloutCorrectionOptions,
   type RolloutMetrics,
@@ -62,13 +62,11 @@ export interface BypassLossResult {
  * UNKNOWN_MODE for an unknown loss type.
  */
 export function policyLossBypass(
-  oldLogProb: FloatArray,
-  logProb: FloatArray,
-  advantages: FloatArray,
-  responseMask: MaskArray,
+  inputs: PolicyLossInputs,
   shape: Shape2,
   options: BypassLossOptions = {},
 ): BypassLossResult {
+  const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const { lossType, lossAggMode, is, rejection, vanilla } = { ...BYPASS_DEFAULTS, ...options };
   if (lossType !== 'ppo_clip' && lossType !== 'reinforce') {
     throw new LabError(
@@ -79,7 +77,10 @@ export function policyLossBypass(
       },
     );
   }
-  const corr = rolloutCorrection(logProb, oldLogProb, responseMask, shape, { is, rejection });
+  const corr = rolloutCorrection({ oldLogProb: logProb, rolloutLogProb: oldLogProb, responseMask }, shape, {
+    is,
+    rejection,
+  });
   const r =
     lossType === 'ppo_clip'
       ? policyLossVanilla({ oldLogProb, logProb, advantages, responseMask: corr.mask }, shape, {

@@ -49,8 +49,11 @@ describe('computeEntropyLoss', () => {
     const logits = Float64Array.of(0, 0, 0, -1e4, 3, 3, 7, 7);
     const mask = Uint8Array.of(1, 1, 1, 0);
     const shape = { rows: 2, cols: 2, vocab: 2 };
-    expect(computeEntropyLoss(logits, mask, shape, 'token-mean')).toBeCloseTo((2 * Math.log(2)) / 3, 6);
-    expect(computeEntropyLoss(logits, mask, shape, 'seq-mean-token-mean')).toBeCloseTo(
+    expect(computeEntropyLoss({ logits, responseMask: mask }, shape, 'token-mean')).toBeCloseTo(
+      (2 * Math.log(2)) / 3,
+      6,
+    );
+    expect(computeEntropyLoss({ logits, responseMask: mask }, shape, 'seq-mean-token-mean')).toBeCloseTo(
       (Math.log(2) / 2 + Math.log(2)) / 2,
       6,
     );

@@ -6,6 +6,12 @@ import { type AggOptions, aggLossNamed, type LossAggMode } from './aggLoss.js';
 import { checkFinite, checkLength, checkShape, type FloatArray, type MaskArray } from './batch.js';
 import { LabError } from './errors.js';
 
+/** The inputs of verl's entropy loss: `[B,T,V]` logits and the `[B,T]` response mask. */
+export interface EntropyLossInputs {
+  logits: FloatArray;
+  responseMask: MaskArray;
+}
+
 /** Shape of a `[B,T,V]` logits tensor. */
 export interface Shape3 {
   rows: number;
@@ -53,12 +59,12 @@ export function entropyFromLogits(logits: FloatArray, shape: Shape3): Float32Arr
  * option exists for callers that want it). The actor subtracts `entropy_coeff ·` this.
  */
 export function computeEntropyLoss(
-  logits: FloatArray,
-  responseMask: MaskArray,
+  inputs: EntropyLossInputs,
   shape: Shape3,
   mode: LossAggMode = 'token-mean',
   agg: AggOptions = {},
 ): number {
+  const { logits, responseMask } = inputs;
   const entropy = entropyFromLogits(logits, shape);
   return aggLossNamed(entropy, responseMask, { rows: shape.rows, cols: shape.cols }, mode, agg, 'entropy');
 }

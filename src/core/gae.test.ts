@@ -9,7 +9,11 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
     const r = Float32Array.from([0, 0, 1]);
     const v = Float32Array.from([0.2, 9, 0.4]);
     const m = Float32Array.from([1, 0, 1]);
-    const { advantages, returns } = gaeAdvantageReturn(r, v, m, shape, { gamma: 0.9, lam: 0.8 });
+    const { advantages, returns } = gaeAdvantageReturn(
+      { tokenLevelRewards: r, values: v, responseMask: m },
+      shape,
+      { gamma: 0.9, lam: 0.8 },
+    );
     // t=2: delta = 1 - 0.4 = 0.6 -> l = 0.6. t=1 (hole): l and nextV unchanged, adv_raw = 0.6.
     // t=0: delta = 0.9*0.4 - 0.2 = 0.16, l = 0.16 + 0.72*0.6 = 0.592.
     const raw = [0.592, 0.6, 0.6];
@@ -46,8 +50,16 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
           const r = Float32Array.from(cells.map(([x]) => x / 8));
           const v1 = Float32Array.from(cells.map(([, y]) => y / 8));
           const v2 = Float32Array.from(cells.map(([, y, , z], i) => (mask[i] === 1 ? y / 8 : z)));
-          const a = gaeAdvantageReturn(r, v1, mask, { rows: 1, cols: T }, { gamma: 0.99, lam: 0.95 });
-          const b = gaeAdvantageReturn(r, v2, mask, { rows: 1, cols: T }, { gamma: 0.99, lam: 0.95 });
+          const a = gaeAdvantageReturn(
+            { tokenLevelRewards: r, values: v1, responseMask: mask },
+            { rows: 1, cols: T },
+            { gamma: 0.99, lam: 0.95 },
+          );
+          const b = gaeAdvantageReturn(
+            { tokenLevelRewards: r, values: v2, responseMask: mask },
+            { rows: 1, cols: T },
+            { gamma: 0.99, lam: 0.95 },
+          );
           expect(Array.from(b.advantages)).toEqual(Array.from(a.advantages));
           for (let i = 0; i < T; i++) if (mask[i] === 1) expect(b.returns[i]).toBe(a.returns[i]);
         },
@@ -61,9 +73,11 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
     expectLabError(
       () => {
         gaeAdvantageReturn(
-          new Float32Array(2),
-          Float32Array.from([0, Number.NaN]),
-          Float32Array.from([1, 0]),
+          {
+            tokenLevelRewards: new Float32Array(2),
+            values: Float32Array.from([0, Number.NaN]),
+            responseMask: Float32Array.from([1, 0]),
+          },
           shape,
           { gamma: 1, lam: 1 },
         );
@@ -73,7 +87,11 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
     );
     expectLabError(
       () =>
-        gaeAdvantageReturn(new Float32Array(2), new Float32Array(2), m, shape, { gamma: Number.NaN, lam: 1 }),
+        gaeAdvantageReturn(
+          { tokenLevelRewards: new Float32Array(2), values: new Float32Array(2), responseMask: m },
+          shape,
+          { gamma: Number.NaN, lam: 1 },
+        ),
       'BAD_ARGUMENT',
       'gamma',
     );
@@ -82,9 +100,11 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
   it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
     expect(() =>
       gaeAdvantageReturn(
-        new Float32Array(4),
-        new Float32Array(4),
-        Float32Array.from([1, 2, 1, 1]),
+        {
+          tokenLevelRewards: new Float32Array(4),
+          values: new Float32Array(4),
+          responseMask: Float32Array.from([1, 2, 1, 1]),
+        },
         {
           rows: 2,
           cols: 2,
@@ -99,9 +119,7 @@ describe('GAE (verl compute_gae_advantage_return)', () => {
     const T = 64;
     const v = new Float32Array(T).fill(1e37); // the row sum 6.4e38 is beyond float32, the values are not
     const { returns } = gaeAdvantageReturn(
-      new Float32Array(T),
-      v,
-      new Float32Array(T).fill(1),
+      { tokenLevelRewards: new Float32Array(T), values: v, responseMask: new Float32Array(T).fill(1) },
       {
         rows: 1,
         cols: T,

@@ -8,6 +8,14 @@ import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
 import { checkBatch, checkMatrix } from './rowScores.js';
 
+/** The `[B,T]` inputs of verl `compute_gae_advantage_return`. */
+export interface GaeInputs {
+  tokenLevelRewards: FloatArray;
+  /** The critic's value estimates `V(s_t)`. */
+  values: FloatArray;
+  responseMask: MaskArray;
+}
+
 export interface GaeOptions {
   /** Discount γ (no default in verl; required). */
   gamma: number;
@@ -32,13 +40,8 @@ export interface GaeResult {
  * Errors: EMPTY_MASK when fewer than 2 valid tokens (whitening), BAD_ARGUMENT gamma/lam, NON_FINITE
  * rewards or values (anywhere: the recursion reads every position), BAD_MASK, shape errors.
  */
-export function gaeAdvantageReturn(
-  tokenLevelRewards: FloatArray,
-  values: FloatArray,
-  responseMask: MaskArray,
-  shape: Shape2,
-  options: GaeOptions,
-): GaeResult {
+export function gaeAdvantageReturn(inputs: GaeInputs, shape: Shape2, options: GaeOptions): GaeResult {
+  const { tokenLevelRewards, values, responseMask } = inputs;
   for (const [field, v] of [
     ['gamma', options.gamma],
     ['lam', options.lam],

@@ -2,7 +2,7 @@
  * GPG (Group Policy Gradient), as verl's `compute_gpg_outcome_advantage` ("gpg").
  */
 
-import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import type { OutcomeBatch, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
@@ -21,13 +21,8 @@ export const GPG_DEFAULTS: Readonly<Required<GpgOptions>> = Object.freeze({ fNor
  * mean 0. `advantages = a·m` ([B,T] float32), `returns` the same object.
  * Errors: BAD_ARGUMENT for a zero or non-finite f_norm, plus the usual input errors.
  */
-export function gpgAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  shape: Shape2,
-  options: GpgOptions = {},
-): AdvantageReturn {
+export function gpgAdvantage(inputs: OutcomeBatch, shape: Shape2, options: GpgOptions = {}): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const { fNorm } = { ...GPG_DEFAULTS, ...options };
   if (!Number.isFinite(fNorm) || fNorm === 0) {
     throw new LabError('BAD_ARGUMENT', `f_norm: expected a finite non-zero number, got ${fNorm}`, {

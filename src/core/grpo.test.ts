@@ -169,7 +169,10 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
   const mask = Float32Array.from([1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0]);
 
   it('sums rewards over ALL positions, broadcasts x mask, returns the same object twice', () => {
-    const { advantages, returns } = grpoAdvantage(rewards, mask, ['p', 'p', 'p'], shape);
+    const { advantages, returns } = grpoAdvantage(
+      { tokenLevelRewards: rewards, responseMask: mask, index: ['p', 'p', 'p'] },
+      shape,
+    );
     expect(returns).toBe(advantages);
     // scores [1,1,0]: verl's float32 mean fl32(2/3); torch.std sums squared deviations from it in
     // float64, then fl32; a = fl32(fl32(s - mean) / fl32(std + fl32(1e-6))).
@@ -196,7 +199,10 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
   });
 
   it('a zero mask entry gives +0 (never -0), even for a negative advantage', () => {
-    const { advantages } = grpoAdvantage(rewards, mask, ['p', 'p', 'p'], shape);
+    const { advantages } = grpoAdvantage(
+      { tokenLevelRewards: rewards, responseMask: mask, index: ['p', 'p', 'p'] },
+      shape,
+    );
     for (let i = 9; i < 12; i++) expect(Object.is(advantages[i], 0)).toBe(true);
   });
 
@@ -224,7 +230,10 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
             for (let t = 0; t < len; t++) m[b * T + t] = 1;
           });
           const labels = rowsSpec.map(([, , g]) => g);
-          const { advantages } = grpoAdvantage(r, m, labels, { rows: B, cols: T });
+          const { advantages } = grpoAdvantage(
+            { tokenLevelRewards: r, responseMask: m, index: labels },
+            { rows: B, cols: T },
+          );
           for (let i = 0; i < B * T; i++) if (m[i] === 0) expect(Object.is(advantages[i], 0)).toBe(true);
         },
       ),
@@ -233,27 +242,51 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
 
   it('bad inputs: shape, lengths, non-finite reward, bad mask, labels', () => {
     expectLabError(
-      () => grpoAdvantage(rewards, mask, ['p', 'p', 'p'], { rows: 0, cols: 4 }),
+      () =>
+        grpoAdvantage(
+          { tokenLevelRewards: rewards, responseMask: mask, index: ['p', 'p', 'p'] },
+          { rows: 0, cols: 4 },
+        ),
       'SHAPE_MISMATCH',
       'shape',
     );
     expectLabError(
-      () => grpoAdvantage(rewards.subarray(1), mask, ['p', 'p', 'p'], shape),
+      () =>
+        grpoAdvantage(
+          { tokenLevelRewards: rewards.subarray(1), responseMask: mask, index: ['p', 'p', 'p'] },
+          shape,
+        ),
       'SHAPE_MISMATCH',
       'token_level_rewards',
     );
     expectLabError(
-      () => grpoAdvantage(rewards, mask.subarray(1), ['p', 'p', 'p'], shape),
+      () =>
+        grpoAdvantage(
+          { tokenLevelRewards: rewards, responseMask: mask.subarray(1), index: ['p', 'p', 'p'] },
+          shape,
+        ),
       'SHAPE_MISMATCH',
       'response_mask',
     );
-    expectLabError(() => grpoAdvantage(rewards, mask, ['p', 'p'], shape), 'SHAPE_MISMATCH', 'index');
+    expectLabError(
+      () => grpoAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index: ['p', 'p'] }, shape),
+      'SHAPE_MISMATCH',
+      'index',
+    );
     const nan = rewards.slice();
     nan[6] = Number.NaN;
-    expectLabError(() => grpoAdvantage(nan, mask, ['p', 'p', 'p'], shape), 'NON_FINITE', 'row 1, token 2');
+    expectLabError(
+      () => grpoAdvantage({ tokenLevelRewards: nan, responseMask: mask, index: ['p', 'p', 'p'] }, shape),
+      'NON_FINITE',
+      'row 1, token 2',
+    );
     const bad = mask.slice();
     bad[5] = 0.5;
-    expectLabError(() => grpoAdvantage(rewards, bad, ['p', 'p', 'p'], shape), 'BAD_MASK', 'row 1, token 1');
+    expectLabError(
+      () => grpoAdvantage({ tokenLevelRewards: rewards, responseMask: bad, index: ['p', 'p', 'p'] }, shape),
+      'BAD_MASK',
+      'row 1, token 1',
+    );
   });
 });
 
@@ -297,10 +330,22 @@ describe('[B,T] GRPO: order of groups and rows in the batch does not matter', ()
           const a = build(id);
           const p = build(perm);
           const shape = { rows: B, cols: T };
-          const loopA = grpoAdvantage(a.r, a.m, a.labels, shape).advantages;
-          const loopP = grpoAdvantage(p.r, p.m, p.labels, shape).advantages;
-          const vecA = grpoVectorizedAdvantage(a.r, a.m, a.labels, shape).advantages;
-          const vecP = grpoVectorizedAdvantage(p.r, p.m, p.labels, shape).advantages;
+          const loopA = grpoAdvantage(
+            { tokenLevelRewards: a.r, responseMask: a.m, index: a.labels },
+            shape,
+          ).advantages;
+          const loopP = grpoAdvantage(
+            { tokenLevelRewards: p.r, responseMask: p.m, index: p.labels },
+            shape,
+          ).advantages;
+          const vecA = grpoVectorizedAdvantage(
+            { tokenLevelRewards: a.r, responseMask: a.m, index: a.labels },
+            shape,
+          ).advantages;
+          const vecP = grpoVectorizedAdvantage(
+            { tokenLevelRewards: p.r, responseMask: p.m, index: p.labels },
+            shape,
+          ).advantages;
           perm.forEach((src, b) => {
             for (let t = 0; t < T; t++) {
               expect(loopP[b * T + t]).toBe(loopA[src * T + t]);
@@ -318,7 +363,10 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
     const shape = { rows: 4, cols: 1 };
     const mask = new Float32Array([1, 1, 1, 1]);
     const r = Float32Array.from([1, 0, 0.5, 0.5]);
-    const { advantages } = grpoVectorizedAdvantage(r, mask, ['a', 'a', 'b', 'b'], shape);
+    const { advantages } = grpoVectorizedAdvantage(
+      { tokenLevelRewards: r, responseMask: mask, index: ['a', 'a', 'b', 'b'] },
+      shape,
+    );
     const std = Math.SQRT1_2;
     expect(advantages[0]).toBeCloseTo(0.5 / (std + 1e-6), 6);
     // constant group: (s - mean) = 0 exactly in float32, whatever the floored std
@@ -329,8 +377,14 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
     const shape = { rows: 2, cols: 1 };
     const mask = new Float32Array([1, 1]);
     const r = Float32Array.from([1, 0]);
-    const vec = grpoVectorizedAdvantage(r, mask, ['1', '01'], shape).advantages;
-    const loop = grpoAdvantage(r, mask, ['1', '01'], shape).advantages;
+    const vec = grpoVectorizedAdvantage(
+      { tokenLevelRewards: r, responseMask: mask, index: ['1', '01'] },
+      shape,
+    ).advantages;
+    const loop = grpoAdvantage(
+      { tokenLevelRewards: r, responseMask: mask, index: ['1', '01'] },
+      shape,
+    ).advantages;
     expect(vec[0]).toBeCloseTo(0.5 / (Math.SQRT1_2 + 1e-6), 6);
     expect(loop[0]).toBeCloseTo(1 / F32_ONE_PLUS_EPS, 7);
   });
@@ -338,7 +392,10 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
   it('refuses a negative integer label (torch index_add_ would raise)', () => {
     expectLabError(
       () =>
-        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [-1, 2], { rows: 2, cols: 1 }),
+        grpoVectorizedAdvantage(
+          { tokenLevelRewards: new Float32Array(2), responseMask: new Float32Array([1, 1]), index: [-1, 2] },
+          { rows: 2, cols: 1 },
+        ),
       'BAD_VALUE',
       'index',
     );
@@ -348,17 +405,25 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
     const shape = { rows: 2, cols: 1 };
     expectLabError(
       () =>
-        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [1, 1], shape, {
-          std: 'population' as never,
-        }),
+        grpoVectorizedAdvantage(
+          { tokenLevelRewards: new Float32Array(2), responseMask: new Float32Array([1, 1]), index: [1, 1] },
+          shape,
+          {
+            std: 'population' as never,
+          },
+        ),
       'UNKNOWN_MODE',
       'std',
     );
     expectLabError(
       () =>
-        grpoVectorizedAdvantage(new Float32Array(2), new Float32Array([1, 1]), [1, 1], shape, {
-          epsilon: Number.NaN,
-        }),
+        grpoVectorizedAdvantage(
+          { tokenLevelRewards: new Float32Array(2), responseMask: new Float32Array([1, 1]), index: [1, 1] },
+          shape,
+          {
+            epsilon: Number.NaN,
+          },
+        ),
       'BAD_ARGUMENT',
       'epsilon',
     );
@@ -395,7 +460,12 @@ describe('epsilon 0 with a std that is 0 in floating point (the advantage would 
     const r = Float32Array.from([1, 1.0000001, 1, 1]);
     const m = new Float32Array(4).fill(1);
     expectLabError(
-      () => grpoVectorizedAdvantage(r, m, ['g', 'g', 'g', 'g'], { rows: 4, cols: 1 }, { epsilon: 0 }),
+      () =>
+        grpoVectorizedAdvantage(
+          { tokenLevelRewards: r, responseMask: m, index: ['g', 'g', 'g', 'g'] },
+          { rows: 4, cols: 1 },
+          { epsilon: 0 },
+        ),
       'NON_FINITE',
       'epsilon: the advantage of row 0 (group "g") would be NaN',
     );

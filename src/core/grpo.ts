@@ -6,14 +6,7 @@
  *  - {@link grpoVectorizedAdvantage}: `compute_grpo_vectorized_outcome_advantage` ("grpo_vectorized"),
  *    whose float32 one-pass variance and std floor make it differ on near-constant groups.
  */
-import {
-  checkLabels,
-  type FloatArray,
-  type GroupLabel,
-  type GroupLabels,
-  type MaskArray,
-  type Shape2,
-} from './batch.js';
+import { checkLabels, type GroupLabel, type GroupLabels, type OutcomeBatch, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { asTorchIndex, factorizeLabels, type GroupIds, groupMeanStd } from './groupwise.js';
 import { broadcastRows, checkBatch, rowSums, scanMask } from './rowScores.js';
@@ -320,12 +313,11 @@ export interface GrpoAdvantageOptions extends GroupNormOptions {
  * SINGLETON_GROUP with singleton 'error'.
  */
 export function grpoAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
+  inputs: OutcomeBatch,
   shape: Shape2,
   options: GrpoAdvantageOptions = {},
 ): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const { out, ...normOptions } = options;
   const o = resolveGroupNormOptions(normOptions);
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
@@ -380,12 +372,11 @@ export function canonicalGroupIds(index: GroupLabels, rows: number, field = 'ind
  * float32 variance can be a rounding residue instead of 0. `returns` is the same array object.
  */
 export function grpoVectorizedAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
+  inputs: OutcomeBatch,
   shape: Shape2,
   options?: VectorizedGroupNormOptions,
 ): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const o = { ...VECTORIZED_DEFAULTS, ...options };
   if (o.std !== 'unbiased' && o.std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_vectorized supports 'unbiased' or 'none', got '${o.std}'`, {

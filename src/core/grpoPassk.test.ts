@@ -10,21 +10,30 @@ describe('GRPO pass@k', () => {
   const index = ['a', 'a', 'a', 'b', 'b', 'b'];
 
   it('only the best row gets r1 - r2, divided by the unbiased group std + eps (0.5 here)', () => {
-    const { advantages, returns } = grpoPasskAdvantage(r, m, index, shape);
+    const { advantages, returns } = grpoPasskAdvantage(
+      { tokenLevelRewards: r, responseMask: m, index },
+      shape,
+    );
     expect(returns).toBe(advantages);
     const best = Math.fround(0.5 / (0.5 + 1e-6));
     expect(Array.from(advantages)).toEqual([best, best, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
   });
 
   it("std 'none' keeps the raw gap; ties at the top give 0", () => {
-    const { advantages } = grpoPasskAdvantage(r, m, index, shape, { std: 'none' });
+    const { advantages } = grpoPasskAdvantage({ tokenLevelRewards: r, responseMask: m, index }, shape, {
+      std: 'none',
+    });
     expect(advantages[0]).toBe(0.5);
     expect(Array.from(advantages.subarray(6))).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('a group of one is SINGLETON_GROUP naming index (verl raises ValueError)', () => {
     expectLabError(
-      () => grpoPasskAdvantage(r, m, ['a', 'a', 'a', 'b', 'b', 'c'], shape),
+      () =>
+        grpoPasskAdvantage(
+          { tokenLevelRewards: r, responseMask: m, index: ['a', 'a', 'a', 'b', 'b', 'c'] },
+          shape,
+        ),
       'SINGLETON_GROUP',
       'index',
     );
@@ -35,14 +44,22 @@ describe('GRPO pass@k', () => {
       [{ std: 'population' }, 'UNKNOWN_MODE', 'std'],
       [{ epsilon: -1 }, 'BAD_ARGUMENT', 'epsilon'],
     ] as const) {
-      expectLabError(() => grpoPasskAdvantage(r, m, index, shape, opts as never), code, field);
+      expectLabError(
+        () => grpoPasskAdvantage({ tokenLevelRewards: r, responseMask: m, index }, shape, opts as never),
+        code,
+        field,
+      );
     }
   });
 
   it('scores whose squared deviations overflow are NON_FINITE, not a silent advantage of 0', () => {
     const huge = Float64Array.from([1e200, -1e200]);
     expectLabError(
-      () => grpoPasskAdvantage(huge, new Float32Array(2).fill(1), ['a', 'a'], { rows: 2, cols: 1 }),
+      () =>
+        grpoPasskAdvantage(
+          { tokenLevelRewards: huge, responseMask: new Float32Array(2).fill(1), index: ['a', 'a'] },
+          { rows: 2, cols: 1 },
+        ),
       'NON_FINITE',
       'scores: group "a" is too large for float64 statistics',
     );
@@ -53,9 +70,7 @@ describe('GRPO pass@k', () => {
     expectLabError(
       () =>
         grpoPasskAdvantage(
-          tiny,
-          new Float32Array(2).fill(1),
-          ['a', 'a'],
+          { tokenLevelRewards: tiny, responseMask: new Float32Array(2).fill(1), index: ['a', 'a'] },
           { rows: 2, cols: 1 },
           { epsilon: 0 },
         ),

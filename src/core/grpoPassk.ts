@@ -3,7 +3,7 @@
  * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
  */
 
-import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import type { GroupLabel, OutcomeBatch, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { groupMembers } from './groupwise.js';
 import { type AdvantageReturn, degenerateStdError } from './grpo.js';
@@ -31,12 +31,11 @@ export const PASSK_DEFAULTS: Readonly<Required<PasskOptions>> = Object.freeze({
  * Errors: SINGLETON_GROUP for a group of one (verl raises ValueError), BAD_ARGUMENT epsilon, input errors.
  */
 export function grpoPasskAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
+  inputs: OutcomeBatch,
   shape: Shape2,
   options: PasskOptions = {},
 ): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const { std, epsilon } = { ...PASSK_DEFAULTS, ...options };
   if (std !== 'unbiased' && std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_passk supports 'unbiased' or 'none', got '${std}'`, {

@@ -9,17 +9,23 @@ const ref = Float64Array.of(-1.5, -0.5, -1, -4);
 
 describe('klPenalty', () => {
   it('k1 / abs / k2 by hand', () => {
-    expect(Array.from(klPenalty(lp, ref, 'k1'))).toEqual([0.5, 0, -2, -26]);
-    expect(Array.from(klPenalty(lp, ref, 'abs'))).toEqual([0.5, 0, 2, 26]);
-    expect(Array.from(klPenalty(lp, ref, 'k2'))).toEqual([0.125, 0, 2, 338]);
+    expect(Array.from(klPenalty({ logprob: lp, refLogprob: ref }, 'k1'))).toEqual([0.5, 0, -2, -26]);
+    expect(Array.from(klPenalty({ logprob: lp, refLogprob: ref }, 'abs'))).toEqual([0.5, 0, 2, 26]);
+    expect(Array.from(klPenalty({ logprob: lp, refLogprob: ref }, 'k2'))).toEqual([0.125, 0, 2, 338]);
   });
   it('aliases give identical values', () => {
-    expect(klPenalty(lp, ref, 'kl')).toEqual(klPenalty(lp, ref, 'k1'));
-    expect(klPenalty(lp, ref, 'mse')).toEqual(klPenalty(lp, ref, 'k2'));
-    expect(klPenalty(lp, ref, 'low_var_kl')).toEqual(klPenalty(lp, ref, 'k3'));
+    expect(klPenalty({ logprob: lp, refLogprob: ref }, 'kl')).toEqual(
+      klPenalty({ logprob: lp, refLogprob: ref }, 'k1'),
+    );
+    expect(klPenalty({ logprob: lp, refLogprob: ref }, 'mse')).toEqual(
+      klPenalty({ logprob: lp, refLogprob: ref }, 'k2'),
+    );
+    expect(klPenalty({ logprob: lp, refLogprob: ref }, 'low_var_kl')).toEqual(
+      klPenalty({ logprob: lp, refLogprob: ref }, 'k3'),
+    );
   });
   it('k3 = exp(k) - k - 1 with k = ref - lp, clamped to [-20, 20] then to 10', () => {
-    const k3 = klPenalty(lp, ref, 'k3');
+    const k3 = klPenalty({ logprob: lp, refLogprob: ref }, 'k3');
     expect(k3[0]).toBeCloseTo(Math.exp(-0.5) + 0.5 - 1, 7);
     expect(k3[1]).toBe(0);
     expect(k3[2]).toBeCloseTo(Math.min(Math.exp(2) - 3, 10), 6);
@@ -28,7 +34,10 @@ describe('klPenalty', () => {
   it('k3 is exp(k) - k - 1 >= 0 (up to rounding), capped at 10 (property)', () => {
     fc.assert(
       fc.property(fc.double({ min: -5, max: 5, noNaN: true }), (d) => {
-        const v = klPenalty(Float64Array.of(0), Float64Array.of(d), 'k3')[0] as number;
+        const v = klPenalty(
+          { logprob: Float64Array.of(0), refLogprob: Float64Array.of(d) },
+          'k3',
+        )[0] as number;
         expect(v).toBeGreaterThanOrEqual(-1e-12);
         expect(v).toBeCloseTo(Math.min(Math.exp(d) - d - 1, 10), 4);
       }),
@@ -36,32 +45,50 @@ describe('klPenalty', () => {
   });
   it('"+" names and full are NOT_SUPPORTED (verl raises), unknown names UNKNOWN_MODE', () => {
     for (const name of ['k1+', 'k2+', 'k3+', 'low_var_kl+', 'mse+', 'full']) {
-      expectLabError(() => klPenalty(lp, ref, name as never), 'NOT_SUPPORTED', 'kl_penalty', name);
+      expectLabError(
+        () => klPenalty({ logprob: lp, refLogprob: ref }, name as never),
+        'NOT_SUPPORTED',
+        'kl_penalty',
+        name,
+      );
     }
-    expectLabError(() => klPenalty(lp, ref, 'bogus' as never), 'UNKNOWN_MODE', 'kl_penalty');
+    expectLabError(
+      () => klPenalty({ logprob: lp, refLogprob: ref }, 'bogus' as never),
+      'UNKNOWN_MODE',
+      'kl_penalty',
+    );
     expect(KL_PENALTY_NAMES).toHaveLength(7);
   });
   it('non-finite log-probs: NON_FINITE naming field and position; with a mask, padding is ignored and 0', () => {
     const bad = Float64Array.of(-1, Number.NaN, -1, -1);
     expectLabError(
-      () => klPenalty(bad, ref, 'k1', { shape: { rows: 2, cols: 2 } }),
+      () => klPenalty({ logprob: bad, refLogprob: ref }, 'k1', { shape: { rows: 2, cols: 2 } }),
       'NON_FINITE',
       'logprob',
       'row 0, token 1',
     );
-    const masked = klPenalty(bad, ref, 'k1', {
+    const masked = klPenalty({ logprob: bad, refLogprob: ref }, 'k1', {
       shape: { rows: 2, cols: 2 },
       mask: Uint8Array.of(1, 0, 1, 1),
     });
     expect(Array.from(masked)).toEqual([0.5, 0, 0, 3]);
-    expectLabError(() => klPenalty(lp, ref.subarray(1), 'k1'), 'SHAPE_MISMATCH', 'ref_logprob');
+    expectLabError(
+      () => klPenalty({ logprob: lp, refLogprob: ref.subarray(1) }, 'k1'),
+      'SHAPE_MISMATCH',
+      'ref_logprob',
+    );
   });
 });
 
 describe('applyKlPenalty (KL in reward)', () => {
   it('rewards = scores - beta * kld * m; current_kl = mean over rows of per-row masked means', () => {
     const scores = Float64Array.of(0, 1, 0, 0);
-    const r = applyKlPenalty(scores, lp, ref, Uint8Array.of(1, 1, 1, 0), { rows: 2, cols: 2 }, 0.1, 'k1');
+    const r = applyKlPenalty(
+      { tokenLevelScores: scores, oldLogProb: lp, refLogProb: ref, responseMask: Uint8Array.of(1, 1, 1, 0) },
+      { rows: 2, cols: 2 },
+      0.1,
+      'k1',
+    );
     expect(Array.from(r.kld)).toEqual([0.5, 0, -2, 0]);
     expect(r.tokenLevelRewards[0]).toBeCloseTo(-0.05, 7);
     expect(r.tokenLevelRewards[1]).toBe(1);

@@ -26,6 +26,22 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 
+/** The `[B,T]` (or flat) log-probs whose per-token KL verl `kl_penalty` estimates. */
+export interface KlPenaltyInputs {
+  /** Log-probs under the current (or old) policy. */
+  logprob: FloatArray;
+  /** Log-probs under the reference policy. */
+  refLogprob: FloatArray;
+}
+
+/** The `[B,T]` inputs of verl `apply_kl_penalty`. */
+export interface KlRewardInputs {
+  tokenLevelScores: FloatArray;
+  oldLogProb: FloatArray;
+  refLogProb: FloatArray;
+  responseMask: MaskArray;
+}
+
 export type KlPenaltyName = 'kl' | 'k1' | 'abs' | 'mse' | 'k2' | 'low_var_kl' | 'k3';
 export const KL_PENALTY_NAMES: readonly KlPenaltyName[] = [
   'kl',
@@ -74,11 +90,11 @@ export interface KlPenaltyOptions {
  * SHAPE_MISMATCH, BAD_MASK, NOT_SUPPORTED, UNKNOWN_MODE.
  */
 export function klPenalty(
-  logprob: FloatArray,
-  refLogprob: FloatArray,
+  inputs: KlPenaltyInputs,
   name: KlPenaltyName,
   options: KlPenaltyOptions = {},
 ): Float32Array {
+  const { logprob, refLogprob } = inputs;
   checkKlPenaltyName(name);
   const shape = options.shape ?? { rows: 1, cols: logprob.length };
   checkShape(shape);
@@ -139,14 +155,12 @@ export interface KlRewardResult {
  * token_level_scores − β·kld`, `current_kl = mean_b(masked_mean_t(kld, m))`. Default name `kl`.
  */
 export function applyKlPenalty(
-  tokenLevelScores: FloatArray,
-  oldLogProb: FloatArray,
-  refLogProb: FloatArray,
-  responseMask: MaskArray,
+  inputs: KlRewardInputs,
   shape: Shape2,
   beta: number,
   name: KlPenaltyName = 'kl',
 ): KlRewardResult {
+  const { tokenLevelScores, oldLogProb, refLogProb, responseMask } = inputs;
   if (!Number.isFinite(beta)) {
     throw new LabError('BAD_ARGUMENT', `kl_coef: must be finite, got ${beta}`, {
       details: { field: 'kl_coef', value: beta },
@@ -160,7 +174,7 @@ export function applyKlPenalty(
     `[${shape.rows},${shape.cols}]`,
   );
   checkFinite(tokenLevelScores, shape.cols, 'token_level_scores');
-  const kld = klPenalty(oldLogProb, refLogProb, name, { shape, mask: responseMask });
+  const kld = klPenalty({ logprob: oldLogProb, refLogprob: refLogProb }, name, { shape, mask: responseMask });
   const rewards = new Float32Array(kld.length);
   let sumRows = 0;
   for (let b = 0; b < shape.rows; b++) {

@@ -6,9 +6,11 @@ import { computeRewards } from './klReward.js';
 describe('computeRewards (verl compute_rewards)', () => {
   it('scores - (old - ref) * kl_ratio, elementwise, no mask', () => {
     const out = computeRewards(
-      Float32Array.from([1, 0, 0.5, 0]),
-      Float32Array.from([-1, -2, -0.5, -3]),
-      Float32Array.from([-1.5, -1, -0.5, -2]),
+      {
+        tokenLevelScores: Float32Array.from([1, 0, 0.5, 0]),
+        oldLogProb: Float32Array.from([-1, -2, -0.5, -3]),
+        refLogProb: Float32Array.from([-1.5, -1, -0.5, -2]),
+      },
       { rows: 2, cols: 2 },
       0.5,
     );
@@ -20,16 +22,35 @@ describe('computeRewards (verl compute_rewards)', () => {
     const bad = Float32Array.from([0, 0, Number.NEGATIVE_INFINITY, 0]);
     const cases: [() => unknown, LabErrorCode, string][] = [
       [
-        () => computeRewards(ok, bad, ok, { rows: 2, cols: 2 }, 0.1),
+        () =>
+          computeRewards(
+            { tokenLevelScores: ok, oldLogProb: bad, refLogProb: ok },
+            { rows: 2, cols: 2 },
+            0.1,
+          ),
         'NON_FINITE',
         'old_log_prob: value -Infinity at row 1, token 0',
       ],
       [
-        () => computeRewards(ok, ok, ok.subarray(1), { rows: 2, cols: 2 }, 0.1),
+        () =>
+          computeRewards(
+            { tokenLevelScores: ok, oldLogProb: ok, refLogProb: ok.subarray(1) },
+            { rows: 2, cols: 2 },
+            0.1,
+          ),
         'SHAPE_MISMATCH',
         'ref_log_prob',
       ],
-      [() => computeRewards(ok, ok, ok, { rows: 2, cols: 2 }, Number.NaN), 'BAD_ARGUMENT', 'kl_ratio'],
+      [
+        () =>
+          computeRewards(
+            { tokenLevelScores: ok, oldLogProb: ok, refLogProb: ok },
+            { rows: 2, cols: 2 },
+            Number.NaN,
+          ),
+        'BAD_ARGUMENT',
+        'kl_ratio',
+      ],
     ];
     for (const [fn, code, text] of cases) {
       expectLabError(() => fn(), code, text);

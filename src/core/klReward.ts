@@ -5,19 +5,21 @@ import { checkFinite, checkShape, type FloatArray, type Shape2 } from './batch.j
 import { LabError } from './errors.js';
 import { checkMatrix } from './rowScores.js';
 
+/** The `[B,T]` inputs of verl `compute_rewards` (`token_level_scores − kl_ratio·(old − ref)`). */
+export interface KlRatioRewardInputs {
+  tokenLevelScores: FloatArray;
+  oldLogProb: FloatArray;
+  refLogProb: FloatArray;
+}
+
 /**
  * verl `compute_rewards(token_level_scores, old_log_prob, ref_log_prob, kl_ratio)`:
  * `token_level_scores − (old_log_prob − ref_log_prob)·kl_ratio`, elementwise on [B,T] (no mask),
  * float32 out (each operation rounded to float32, as verl's tensors).
  * Errors: SHAPE_MISMATCH, NON_FINITE in any input (row, token), BAD_ARGUMENT kl_ratio.
  */
-export function computeRewards(
-  tokenLevelScores: FloatArray,
-  oldLogProb: FloatArray,
-  refLogProb: FloatArray,
-  shape: Shape2,
-  klRatio: number,
-): Float32Array {
+export function computeRewards(inputs: KlRatioRewardInputs, shape: Shape2, klRatio: number): Float32Array {
+  const { tokenLevelScores, oldLogProb, refLogProb } = inputs;
   if (typeof klRatio !== 'number' || !Number.isFinite(klRatio)) {
     throw new LabError('BAD_ARGUMENT', `kl_ratio: expected a finite number, got ${klRatio}`, {
       details: { field: 'kl_ratio', value: klRatio },

@@ -23,6 +23,12 @@ import {
   maskedRowSumsUnchecked,
   maskedSumUnchecked,
 } from './maskedPrimitives.js';
+
+/** The `[B,T]` values and 0/1 mask of a masked reduction (verl `masked_*(values, mask)`). */
+export interface MaskedValues {
+  values: ArrayLike<number>;
+  mask: MaskArray;
+}
 /** verl's masked_whiten variance guard: `rsqrt(var + 1e-8)`. */
 export const WHITEN_EPS = 1e-8;
 
@@ -53,45 +59,29 @@ function checkChoice(value: string, choices: readonly string[], field: string): 
 }
 
 /** `Σ_{b,t} x·m` (verl `masked_sum(values, mask)`; masked positions, NaN included, count as 0). */
-export function maskedSum(
-  values: ArrayLike<number>,
-  mask: MaskArray,
-  shape: Shape2,
-  field = 'values',
-): number {
+export function maskedSum(inputs: MaskedValues, shape: Shape2, field = 'values'): number {
+  const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
   return maskedSumUnchecked(values, mask);
 }
 
 /** Per-row `Σ_t x·m` (verl `masked_sum(values, mask, axis=-1)`), length B. */
-export function maskedRowSums(
-  values: ArrayLike<number>,
-  mask: MaskArray,
-  shape: Shape2,
-  field = 'values',
-): Float64Array {
+export function maskedRowSums(inputs: MaskedValues, shape: Shape2, field = 'values'): Float64Array {
+  const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
   return maskedRowSumsUnchecked(values, mask, shape);
 }
 
 /** `Σ x·m / (Σ m + 1e-8)` (verl `masked_mean`); an all-zero mask gives 0, as in verl. */
-export function maskedMean(
-  values: ArrayLike<number>,
-  mask: MaskArray,
-  shape: Shape2,
-  field = 'values',
-): number {
+export function maskedMean(inputs: MaskedValues, shape: Shape2, field = 'values'): number {
+  const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
   return maskedMeanOf(maskedSumUnchecked(values, mask), maskCountUnchecked(mask));
 }
 
 /** Per-row `Σ_t x·m / (Σ_t m + 1e-8)` (verl `masked_mean(values, mask, axis=-1)`); empty rows give 0. */
-export function maskedRowMeans(
-  values: ArrayLike<number>,
-  mask: MaskArray,
-  shape: Shape2,
-  field = 'values',
-): Float64Array {
+export function maskedRowMeans(inputs: MaskedValues, shape: Shape2, field = 'values'): Float64Array {
+  const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
   return maskedRowMeansUnchecked(values, mask, shape);
 }
@@ -137,12 +127,12 @@ function varianceOf(
  * `Σm/(Σm−1)` when unbiased. Unbiased with Σm ≤ 1 → EMPTY_MASK (verl raises ValueError).
  */
 export function maskedVar(
-  values: ArrayLike<number>,
-  mask: MaskArray,
+  inputs: MaskedValues,
   shape: Shape2,
   options: MaskedVarOptions = {},
   field = 'values',
 ): number {
+  const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
   const { correction } = { ...MASKED_VAR_DEFAULTS, ...options };
   checkChoice(correction, ['unbiased', 'biased'], 'correction');
@@ -163,12 +153,12 @@ const MASKED_WHITEN_DEFAULTS: Readonly<Required<MaskedWhitenOptions>> = Object.f
  * Errors: EMPTY_MASK when Σm ≤ 1 (verl raises), NON_FINITE anywhere in `values` (verl would output NaN).
  */
 export function maskedWhiten(
-  values: ArrayLike<number>,
-  mask: MaskArray,
+  inputs: MaskedValues,
   shape: Shape2,
   options: MaskedWhitenOptions = {},
   field = 'values',
 ): Float32Array {
+  const { values, mask } = inputs;
   const { mean: shift } = { ...MASKED_WHITEN_DEFAULTS, ...options };
   checkChoice(shift, ['subtract', 'keep'], 'mean');
   checkMasked(values, mask, shape, field);

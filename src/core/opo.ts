@@ -3,7 +3,7 @@
  * `compute_opo_outcome_advantage` ("opo").
  */
 
-import type { FloatArray, GroupLabel, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import type { GroupLabel, OutcomeBatch, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
 import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
@@ -15,12 +15,8 @@ import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
  * Errors: EMPTY_MASK when a group of ≥ 2 has no valid token at all (verl divides 0 by 0 → NaN),
  * plus the usual shape / NON_FINITE / BAD_MASK / label errors.
  */
-export function opoAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  shape: Shape2,
-): AdvantageReturn {
+export function opoAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const layout = scanMask(responseMask, shape); // validates the 0/1 mask before its lengths are used
   const { rows } = shape;

@@ -17,11 +17,13 @@ describe('optimal token baseline (verl compute_optimal_token_baseline_advantage)
 
   it('B_t = Σ G·W / Σ W per position: 0.5 at both positions', () => {
     const { advantages, returns } = optimalTokenBaselineAdvantage(
-      r,
-      ones(4),
-      ['p', 'p'],
-      half(4),
-      ones(4),
+      {
+        tokenLevelRewards: r,
+        responseMask: ones(4),
+        index: ['p', 'p'],
+        oldLogProbs: half(4),
+        sumPiSquared: ones(4),
+      },
       shape,
     );
     expect(Array.from(returns)).toEqual([1, 1, 0, 0]);
@@ -30,25 +32,63 @@ describe('optimal token baseline (verl compute_optimal_token_baseline_advantage)
 
   it('IS weights scale W by their square: row 0 weight 2 -> W [4, 8], baseline 0.8', () => {
     const isw = Float32Array.from([2, 2, 1, 1]);
-    const { advantages } = optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
-      rolloutIsWeights: isw,
-    });
+    const { advantages } = optimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: ones(4),
+        index: ['p', 'p'],
+        oldLogProbs: half(4),
+        sumPiSquared: ones(4),
+      },
+      shape,
+      {
+        rolloutIsWeights: isw,
+      },
+    );
     expect(Array.from(advantages).map((x) => Number(x.toFixed(6)))).toEqual([0.2, 0.2, -0.8, -0.8]);
   });
 
   it('zero tail: the unique longest member gets B = 0 beyond the second-longest length', () => {
     const m = Float32Array.from([1, 1, 1, 0]);
-    const keep = optimalTokenBaselineAdvantage(r, m, ['p', 'p'], half(4), ones(4), shape).advantages;
-    const zero = optimalTokenBaselineAdvantage(r, m, ['p', 'p'], half(4), ones(4), shape, {
-      zeroTail: 'zero',
-    }).advantages;
+    const keep = optimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: m,
+        index: ['p', 'p'],
+        oldLogProbs: half(4),
+        sumPiSquared: ones(4),
+      },
+      shape,
+    ).advantages;
+    const zero = optimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: m,
+        index: ['p', 'p'],
+        oldLogProbs: half(4),
+        sumPiSquared: ones(4),
+      },
+      shape,
+      {
+        zeroTail: 'zero',
+      },
+    ).advantages;
     // position 1: only row 0 is valid, B_1 = (1*2)/(2) = 1 -> advantage 0 unless the tail is zeroed
     expect(Array.from(keep).map((x) => Number(x.toFixed(6)))).toEqual([0.5, 0, -0.5, 0]);
     expect(Array.from(zero).map((x) => Number(x.toFixed(6)))).toEqual([0.5, 1, -0.5, 0]);
   });
 
   it('a group of one has no baseline: advantage = G x mask', () => {
-    const { advantages } = optimalTokenBaselineAdvantage(r, ones(4), ['a', 'b'], half(4), ones(4), shape);
+    const { advantages } = optimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: ones(4),
+        index: ['a', 'b'],
+        oldLogProbs: half(4),
+        sumPiSquared: ones(4),
+      },
+      shape,
+    );
     expect(Array.from(advantages)).toEqual([1, 1, 0, 0]);
   });
 
@@ -56,7 +96,17 @@ describe('optimal token baseline (verl compute_optimal_token_baseline_advantage)
     const bad = half(4);
     bad[3] = Number.NaN;
     expectLabError(
-      () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], bad, ones(4), shape),
+      () =>
+        optimalTokenBaselineAdvantage(
+          {
+            tokenLevelRewards: r,
+            responseMask: ones(4),
+            index: ['p', 'p'],
+            oldLogProbs: bad,
+            sumPiSquared: ones(4),
+          },
+          shape,
+        ),
       'NON_FINITE',
       'old_log_probs: value NaN at row 1, token 1',
     );
@@ -68,10 +118,28 @@ describe('multi-turn (TIR) optimal token baseline', () => {
     const shape = { rows: 2, cols: 3 };
     const r = Float32Array.from([0, 0, 1, 0, 0, 0]);
     const m = Float32Array.from([1, 0, 1, 1, 1, 0]); // row 0 has a tool-output hole at t=1
-    const tir = multiTurnOptimalTokenBaselineAdvantage(r, m, ['p', 'p'], half(6), ones(6), shape);
+    const tir = multiTurnOptimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: m,
+        index: ['p', 'p'],
+        oldLogProbs: half(6),
+        sumPiSquared: ones(6),
+      },
+      shape,
+    );
     // packed: row0 R [1,1] W [1,2]; row1 R [0,0] W [1,2] -> b* = [0.5, 0.5]
     expect(Array.from(tir.advantages).map((x) => Number(x.toFixed(6)))).toEqual([0.5, 0, 0.5, -0.5, -0.5, 0]);
-    const plain = optimalTokenBaselineAdvantage(r, m, ['p', 'p'], half(6), ones(6), shape);
+    const plain = optimalTokenBaselineAdvantage(
+      {
+        tokenLevelRewards: r,
+        responseMask: m,
+        index: ['p', 'p'],
+        oldLogProbs: half(6),
+        sumPiSquared: ones(6),
+      },
+      shape,
+    );
     // by position: t=1 only row1 valid (G=0 -> B=0), t=2 only row0 valid (B=G=1)
     expect(Array.from(plain.advantages).map((x) => Number(x.toFixed(6)))).toEqual([0.5, 0, 0, -0.5, 0, 0]);
   });
@@ -82,27 +150,68 @@ describe('multi-turn (TIR) optimal token baseline', () => {
     const cases: [() => unknown, LabErrorCode, string][] = [
       [
         () =>
-          optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
-            zeroTail: 'drop' as never,
-          }),
+          optimalTokenBaselineAdvantage(
+            {
+              tokenLevelRewards: r,
+              responseMask: ones(4),
+              index: ['p', 'p'],
+              oldLogProbs: half(4),
+              sumPiSquared: ones(4),
+            },
+            shape,
+            {
+              zeroTail: 'drop' as never,
+            },
+          ),
         'UNKNOWN_MODE',
         'zeroTail',
       ],
       [
-        () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, { epsilon: -1 }),
+        () =>
+          optimalTokenBaselineAdvantage(
+            {
+              tokenLevelRewards: r,
+              responseMask: ones(4),
+              index: ['p', 'p'],
+              oldLogProbs: half(4),
+              sumPiSquared: ones(4),
+            },
+            shape,
+            { epsilon: -1 },
+          ),
         'BAD_ARGUMENT',
         'epsilon',
       ],
       [
-        () => optimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(3), shape),
+        () =>
+          optimalTokenBaselineAdvantage(
+            {
+              tokenLevelRewards: r,
+              responseMask: ones(4),
+              index: ['p', 'p'],
+              oldLogProbs: half(4),
+              sumPiSquared: ones(3),
+            },
+            shape,
+          ),
         'SHAPE_MISMATCH',
         'sum_pi_squared',
       ],
       [
         () =>
-          multiTurnOptimalTokenBaselineAdvantage(r, ones(4), ['p', 'p'], half(4), ones(4), shape, {
-            rolloutIsWeights: ones(5),
-          }),
+          multiTurnOptimalTokenBaselineAdvantage(
+            {
+              tokenLevelRewards: r,
+              responseMask: ones(4),
+              index: ['p', 'p'],
+              oldLogProbs: half(4),
+              sumPiSquared: ones(4),
+            },
+            shape,
+            {
+              rolloutIsWeights: ones(5),
+            },
+          ),
         'SHAPE_MISMATCH',
         'rollout_is_weights',
       ],
@@ -115,10 +224,19 @@ describe('multi-turn (TIR) optimal token baseline', () => {
   it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
     const z = new Float32Array(4);
     expect(() =>
-      optimalTokenBaselineAdvantage(z, Float32Array.from([1, 0, -1, 0]), ['a', 'a'], z, z, {
-        rows: 2,
-        cols: 2,
-      }),
+      optimalTokenBaselineAdvantage(
+        {
+          tokenLevelRewards: z,
+          responseMask: Float32Array.from([1, 0, -1, 0]),
+          index: ['a', 'a'],
+          oldLogProbs: z,
+          sumPiSquared: z,
+        },
+        {
+          rows: 2,
+          cols: 2,
+        },
+      ),
     ).toThrow(/response_mask: value -1 at row 1, token 0 is not 0 or 1/);
   });
 
@@ -127,12 +245,20 @@ describe('multi-turn (TIR) optimal token baseline', () => {
     const one = new Float32Array(4).fill(1); // sum_pi_squared 1
     const r = Float32Array.from([0, 1, 0, 0]);
     expectLabError(
-      () => optimalTokenBaselineAdvantage(r, one, ['a', 'a'], z, one, { rows: 2, cols: 2 }, { epsilon: 0 }),
+      () =>
+        optimalTokenBaselineAdvantage(
+          { tokenLevelRewards: r, responseMask: one, index: ['a', 'a'], oldLogProbs: z, sumPiSquared: one },
+          { rows: 2, cols: 2 },
+          { epsilon: 0 },
+        ),
       'NON_FINITE',
       'epsilon: the baseline at position 0 of the group of row 0 is NaN',
     );
     // verl's eps keeps it finite: B = 0/(0 + 1e-8) = 0, so the advantage is the reward-to-go
-    const ok = optimalTokenBaselineAdvantage(r, one, ['a', 'a'], z, one, { rows: 2, cols: 2 });
+    const ok = optimalTokenBaselineAdvantage(
+      { tokenLevelRewards: r, responseMask: one, index: ['a', 'a'], oldLogProbs: z, sumPiSquared: one },
+      { rows: 2, cols: 2 },
+    );
     expect(Array.from(ok.advantages)).toEqual([1, 1, 0, 0]);
   });
 });

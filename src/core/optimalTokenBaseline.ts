@@ -12,11 +12,20 @@ import {
   type FloatArray,
   type GroupLabels,
   type MaskArray,
+  type OutcomeBatch,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
 import { checkBatch, checkMatrix } from './rowScores.js';
+
+/** The inputs of verl's optimal-token-baseline estimators: an {@link OutcomeBatch} plus two `[B,T]` arrays. */
+export interface OptimalTokenBaselineInputs extends OutcomeBatch {
+  /** `old_log_probs` `[B,T]`: log-probs of the sampled tokens under the rollout policy. */
+  oldLogProbs: FloatArray;
+  /** `sum_pi_squared` `[B,T]`: `Σ_v π(v)²` of each position's next-token distribution. */
+  sumPiSquared: FloatArray;
+}
 
 export interface OptimalTokenBaselineOptions {
   /** Per-token rollout IS weights ([B,T]); W is then scaled by their square. Default none. */
@@ -241,14 +250,11 @@ function groupBaselines(
  * Errors: shape / NON_FINITE (any position: the cumulative sums read them all) / BAD_MASK / labels.
  */
 export function optimalTokenBaselineAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  oldLogProbs: FloatArray,
-  sumPiSquared: FloatArray,
+  inputs: OptimalTokenBaselineInputs,
   shape: Shape2,
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
+  const { tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared } = inputs;
   const o = { ...OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
   const { G, W, lengths } = prepare(
     tokenLevelRewards,
@@ -289,14 +295,11 @@ export function optimalTokenBaselineAdvantage(
  * and the result is scattered back to the valid positions, × m.
  */
 export function multiTurnOptimalTokenBaselineAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  oldLogProbs: FloatArray,
-  sumPiSquared: FloatArray,
+  inputs: OptimalTokenBaselineInputs,
   shape: Shape2,
   options: OptimalTokenBaselineOptions = {},
 ): OptimalTokenBaselineResult {
+  const { tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared } = inputs;
   const o = { ...MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS, ...options };
   const { G, W, lengths } = prepare(
     tokenLevelRewards,

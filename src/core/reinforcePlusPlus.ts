@@ -9,14 +9,20 @@ import {
   checkFinite,
   checkMask,
   type FloatArray,
-  type GroupLabels,
   type MaskArray,
+  type OutcomeBatch,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { whitenValidated } from './masked.js';
 import { broadcastRows, checkBatch, groupedRowScores } from './rowScores.js';
+
+/** The inputs of verl `compute_reinforce_plus_plus_outcome_advantage` (`[B,T]` each). */
+export interface ReinforcePlusPlusInputs {
+  tokenLevelRewards: FloatArray;
+  responseMask: MaskArray;
+}
 
 /** Zeroes masked positions (+0) of a whitened matrix: verl's final `· response_mask`. */
 function applyMask(x: Float32Array, mask: MaskArray): Float32Array {
@@ -43,11 +49,11 @@ export const REINFORCE_PLUS_PLUS_DEFAULTS: Readonly<Required<ReinforcePlusPlusOp
  * NON_FINITE reward, BAD_MASK, shape errors.
  */
 export function reinforcePlusPlusAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
+  inputs: ReinforcePlusPlusInputs,
   shape: Shape2,
   options: ReinforcePlusPlusOptions = {},
 ): AdvantageReturn {
+  const { tokenLevelRewards, responseMask } = inputs;
   const { gamma } = { ...REINFORCE_PLUS_PLUS_DEFAULTS, ...options };
   if (!Number.isFinite(gamma)) {
     throw new LabError('BAD_ARGUMENT', `gamma: expected a finite number, got ${gamma}`, {
@@ -80,12 +86,8 @@ export function reinforcePlusPlusAdvantage(
  * `returns` is the same object as `advantages`.
  * Errors: EMPTY_MASK when fewer than 2 valid tokens, plus the usual input errors.
  */
-export function reinforcePlusPlusBaselineAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  shape: Shape2,
-): AdvantageReturn {
+export function reinforcePlusPlusBaselineAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
   const centred = new Float64Array(shape.rows);

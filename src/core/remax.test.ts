@@ -7,7 +7,10 @@ describe('ReMax', () => {
     const shape = { rows: 1, cols: 4 };
     const r = Float32Array.from([0, 1, 5, 2]); // the 5 sits on a mask-0 token and is dropped
     const m = Float32Array.from([1, 1, 0, 1]);
-    const { advantages, returns } = remaxAdvantage(r, [1], m, shape);
+    const { advantages, returns } = remaxAdvantage(
+      { tokenLevelRewards: r, rewardBaselines: [1], responseMask: m },
+      shape,
+    );
     expect(Array.from(returns)).toEqual([3, 3, 2, 2]);
     expect(Array.from(advantages)).toEqual([2, 2, 2, 1]);
     expect(returns).not.toBe(advantages);
@@ -20,7 +23,15 @@ describe('ReMax', () => {
       [[1, Number.NaN], 'NON_FINITE'],
     ] as const) {
       expectLabError(
-        () => remaxAdvantage(new Float32Array(2), b, Float32Array.from([1, 1]), shape),
+        () =>
+          remaxAdvantage(
+            {
+              tokenLevelRewards: new Float32Array(2),
+              rewardBaselines: b,
+              responseMask: Float32Array.from([1, 1]),
+            },
+            shape,
+          ),
         code,
         'reward_baselines',
       );
@@ -29,7 +40,14 @@ describe('ReMax', () => {
 
   it('a mask entry that is not 0/1 is BAD_MASK naming the row and token', () => {
     expect(() =>
-      remaxAdvantage(new Float32Array(4), [0, 0], Float32Array.from([1, 1, 1, 0.5]), { rows: 2, cols: 2 }),
+      remaxAdvantage(
+        {
+          tokenLevelRewards: new Float32Array(4),
+          rewardBaselines: [0, 0],
+          responseMask: Float32Array.from([1, 1, 1, 0.5]),
+        },
+        { rows: 2, cols: 2 },
+      ),
     ).toThrow(/response_mask: value 0\.5 at row 1, token 1 is not 0 or 1/);
   });
 });

@@ -7,6 +7,14 @@ import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
 import { checkBatch } from './rowScores.js';
 
+/** The inputs of verl `compute_remax_outcome_advantage`: `[B,T]` rewards and mask, one greedy-rollout baseline per row. */
+export interface RemaxInputs {
+  tokenLevelRewards: FloatArray;
+  /** `reward_baselines`, length B: the score of the greedy rollout of each prompt. */
+  rewardBaselines: ArrayLike<number>;
+  responseMask: MaskArray;
+}
+
 /**
  * verl `compute_remax_outcome_advantage`: `returns[b,t] = Σ_{t' ≥ t} r[b,t']·m[b,t']` (reverse cumsum of
  * the masked rewards), `advantages = returns − reward_baselines[b]·m[b,t]` ([B] baselines, from the greedy
@@ -14,12 +22,8 @@ import { checkBatch } from './rowScores.js';
  * its return (as in verl). `returns` is a separate array.
  * Errors: SHAPE_MISMATCH baselines length, NON_FINITE rewards or baselines, BAD_MASK, shape errors.
  */
-export function remaxAdvantage(
-  tokenLevelRewards: FloatArray,
-  rewardBaselines: ArrayLike<number>,
-  responseMask: MaskArray,
-  shape: Shape2,
-): AdvantageReturn {
+export function remaxAdvantage(inputs: RemaxInputs, shape: Shape2): AdvantageReturn {
+  const { tokenLevelRewards, rewardBaselines, responseMask } = inputs;
   checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   const { rows, cols } = shape;
   if (rewardBaselines.length !== rows) {

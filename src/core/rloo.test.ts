@@ -10,14 +10,14 @@ const index = ['a', 'a', 'a', 'b'];
 
 describe('RLOO', () => {
   it('loop: score minus the mean of the other members; a singleton keeps its score', () => {
-    const { advantages, returns } = rlooAdvantage(r, m, index, shape);
+    const { advantages, returns } = rlooAdvantage({ tokenLevelRewards: r, responseMask: m, index }, shape);
     expect(returns).toBe(advantages);
     // 3 - (1+2)/2 = 1.5; 1 - (3+2)/2 = -1.5 (token 1 masked); 2 - 2 = 0; singleton 5
     expect(Array.from(advantages)).toEqual([1.5, 1.5, -1.5, 0, 0, 0, 5, 5]);
   });
 
   it('vectorized: same for groups >= 2, but a singleton gets 0', () => {
-    const { advantages } = rlooVectorizedAdvantage(r, m, index, shape);
+    const { advantages } = rlooVectorizedAdvantage({ tokenLevelRewards: r, responseMask: m, index }, shape);
     expect(Array.from(advantages)).toEqual([1.5, 1.5, -1.5, 0, 0, 0, 0, 0]);
   });
 
@@ -26,10 +26,13 @@ describe('RLOO', () => {
       fc.property(fc.array(fc.integer({ min: -8, max: 8 }), { minLength: 2, maxLength: 9 }), (scores) => {
         const n = scores.length;
         const rew = Float32Array.from(scores.map((s) => s / 4));
-        const res = rlooAdvantage(rew, new Uint8Array(n).fill(1), new Array(n).fill('g'), {
-          rows: n,
-          cols: 1,
-        });
+        const res = rlooAdvantage(
+          { tokenLevelRewards: rew, responseMask: new Uint8Array(n).fill(1), index: new Array(n).fill('g') },
+          {
+            rows: n,
+            cols: 1,
+          },
+        );
         const sum = Array.from(res.advantages).reduce((a, b) => a + b, 0);
         expect(Math.abs(sum)).toBeLessThan(1e-4);
         for (let i = 0; i < n; i++) {
@@ -38,10 +41,17 @@ describe('RLOO', () => {
         }
       }),
     );
-    const same = rlooAdvantage(Float32Array.from([0.3, 0.3, 0.3]), new Uint8Array(3).fill(1), [1, 1, 1], {
-      rows: 3,
-      cols: 1,
-    });
+    const same = rlooAdvantage(
+      {
+        tokenLevelRewards: Float32Array.from([0.3, 0.3, 0.3]),
+        responseMask: new Uint8Array(3).fill(1),
+        index: [1, 1, 1],
+      },
+      {
+        rows: 3,
+        cols: 1,
+      },
+    );
     expect(Array.from(same.advantages)).toEqual([0, 0, 0]);
   });
 });

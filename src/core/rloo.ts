@@ -5,7 +5,7 @@
  * the vectorized one returns 0.
  */
 
-import type { FloatArray, GroupLabels, MaskArray, Shape2 } from './batch.js';
+import type { FloatArray, GroupLabels, MaskArray, OutcomeBatch, Shape2 } from './batch.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
@@ -38,12 +38,8 @@ function rloo(
  * a group of one keeps `a = s`. `advantages = a·m` ([B,T] float32, +0 under a 0 mask);
  * `returns` is the same object.
  */
-export function rlooAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  shape: Shape2,
-): AdvantageReturn {
+export function rlooAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   return rloo(tokenLevelRewards, responseMask, index, shape, 'score');
 }
 
@@ -52,11 +48,7 @@ export function rlooAdvantage(
  * `a = (n·s − Σ_g s)/max(n−1, 1)·[n > 1]`, so a group of one gets 0 (unlike {@link rlooAdvantage}).
  * verl groups with `np.unique(index)` on the object array, i.e. by equality, as here.
  */
-export function rlooVectorizedAdvantage(
-  tokenLevelRewards: FloatArray,
-  responseMask: MaskArray,
-  index: GroupLabels,
-  shape: Shape2,
-): AdvantageReturn {
+export function rlooVectorizedAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+  const { tokenLevelRewards, responseMask, index } = inputs;
   return rloo(tokenLevelRewards, responseMask, index, shape, 'zero');
 }

@@ -25,7 +25,7 @@ describe('rolloutIsWeights', () => {
   });
 
   it('token level: exp(clamp(ℓ, ±20)), truncated at τ from above only, 0 in padding', () => {
-    const r = rolloutIsWeights(logRatio, mask, shape, { level: 'token', threshold: 2 });
+    const r = rolloutIsWeights({ logRatio, responseMask: mask }, shape, { level: 'token', threshold: 2 });
     const expected = [0.5, 2, 2, 1.5, 1, 0];
     for (const [i, v] of expected.entries()) expect(r.weights[i]).toBeCloseTo(v, 6);
     // metrics see the weights before truncation
@@ -37,7 +37,10 @@ describe('rolloutIsWeights', () => {
   });
   it('sequence level: one weight per row, exp of the masked log-ratio sum, then truncated', () => {
     const lr = Float64Array.of(0.2, -0.1, 0.3, -0.5, -0.5, 99);
-    const r = rolloutIsWeights(lr, mask, shape, { level: 'sequence', threshold: 1.5 });
+    const r = rolloutIsWeights({ logRatio: lr, responseMask: mask }, shape, {
+      level: 'sequence',
+      threshold: 1.5,
+    });
     for (let t = 0; t < 3; t++) expect(r.weights[t]).toBeCloseTo(Math.min(Math.exp(0.4), 1.5), 6);
     expect(r.weights[3]).toBeCloseTo(Math.exp(-1), 6);
     expect(r.weights[4]).toBeCloseTo(Math.exp(-1), 6);
@@ -51,13 +54,15 @@ describe('rolloutIsWeights', () => {
         fc.array(fc.double({ min: -3, max: 3, noNaN: true }), { minLength: 6, maxLength: 6 }),
         fc.constantFrom('token' as const, 'sequence' as const),
         (lr, level) => {
-          const r = rolloutIsWeights(Float64Array.from(lr), mask, shape, {
+          const r = rolloutIsWeights({ logRatio: Float64Array.from(lr), responseMask: mask }, shape, {
             level,
             normalization: 'batch-mean',
           });
           let s = 0;
           for (let i = 0; i < 6; i++) s += (r.weights[i] as number) * (mask[i] as number);
-          const plain = rolloutIsWeights(Float64Array.from(lr), mask, shape, { level });
+          const plain = rolloutIsWeights({ logRatio: Float64Array.from(lr), responseMask: mask }, shape, {
+            level,
+          });
           expect(r.metrics.rollout_is_batch_norm_factor).toBeGreaterThan(0);
           if (level === 'token') expect(s / 5).toBeCloseTo(1, 5);
           else {
@@ -77,22 +82,31 @@ describe('rolloutIsWeights', () => {
   });
   it("verl's ESS metric is the Kish fraction of the weights clamped to [1/τ, τ]", () => {
     const lr = Float64Array.of(0.3, -0.2, 1.2, -1.5, 0.1, 0);
-    const r = rolloutIsWeights(lr, mask, shape, { threshold: 2 });
+    const r = rolloutIsWeights({ logRatio: lr, responseMask: mask }, shape, { threshold: 2 });
     const clamped = Array.from(lr, (v) => Math.min(Math.max(Math.exp(v), 0.5), 2));
     expect(r.metrics.rollout_is_eff_sample_size).toBeCloseTo(kishEss(clamped, mask).fraction, 6);
   });
   it('bad input: EMPTY_MASK, NON_FINITE under the mask, BAD_ARGUMENT τ, UNKNOWN_MODE level', () => {
-    expectLabError(() => rolloutIsWeights(logRatio, new Uint8Array(6), shape), 'EMPTY_MASK', 'response_mask');
+    expectLabError(
+      () => rolloutIsWeights({ logRatio, responseMask: new Uint8Array(6) }, shape),
+      'EMPTY_MASK',
+      'response_mask',
+    );
     const bad = Float64Array.from(logRatio);
     bad[1] = Number.POSITIVE_INFINITY;
-    expectLabError(() => rolloutIsWeights(bad, mask, shape), 'NON_FINITE', 'log_ratio', 'row 0, token 1');
     expectLabError(
-      () => rolloutIsWeights(logRatio, mask, shape, { threshold: 0 }),
+      () => rolloutIsWeights({ logRatio: bad, responseMask: mask }, shape),
+      'NON_FINITE',
+      'log_ratio',
+      'row 0, token 1',
+    );
+    expectLabError(
+      () => rolloutIsWeights({ logRatio, responseMask: mask }, shape, { threshold: 0 }),
       'BAD_ARGUMENT',
       'rollout_is_threshold',
     );
     expectLabError(
-      () => rolloutIsWeights(logRatio, mask, shape, { level: 'geometric' as never }),
+      () => rolloutIsWeights({ logRatio, responseMask: mask }, shape, { level: 'geometric' as never }),
       'UNKNOWN_MODE',
       'rollout_is',
     );
@@ -102,7 +116,10 @@ describe('rolloutIsWeights', () => {
 describe('rolloutRejectionMask', () => {
   // k1 = -ℓ: row 0: 0.693, -1.099, -20; row 1: -0.405, 0
   it('token_k1 keeps log(lower) <= -ℓ <= log(upper) per token', () => {
-    const r = rolloutRejectionMask(logRatio, mask, shape, { rolloutRs: 'token_k1', threshold: '0.5_2.0' });
+    const r = rolloutRejectionMask({ logRatio, responseMask: mask }, shape, {
+      rolloutRs: 'token_k1',
+      threshold: '0.5_2.0',
+    });
     expect(Array.from(r.mask)).toEqual([1, 0, 0, 1, 1, 0]);
     expect(r.metrics.rollout_rs_token_k1_masked_fraction).toBeCloseTo(2 / 5, 7);
     expect(r.metrics.rollout_rs_seq_masked_fraction).toBe(0.5);
@@ -113,26 +130,39 @@ describe('rolloutRejectionMask', () => {
       { option: 'seq_mean_k1', upper: 1.5, lower: 1 / 1.5 },
     ]);
     // seq_max_k2: max ½ℓ² per row: row 0 = 200 (clamped ℓ = 20), row 1 = ½ln(1.5)²
-    const r = rolloutRejectionMask(logRatio, mask, shape, { rolloutRs: 'seq_max_k2', threshold: 1 });
+    const r = rolloutRejectionMask({ logRatio, responseMask: mask }, shape, {
+      rolloutRs: 'seq_max_k2',
+      threshold: 1,
+    });
     expect(Array.from(r.mask)).toEqual([0, 0, 0, 1, 1, 0]);
     expect(r.metrics.rollout_rs_seq_max_k2_max).toBeCloseTo(200, 9);
     expect(r.metrics.rollout_rs_seq_max_k2_seq_fraction_high).toBe(0.5);
   });
   it('options combine with AND and rejection never touches IS weights', () => {
-    const both = rolloutRejectionMask(logRatio, mask, shape, {
+    const both = rolloutRejectionMask({ logRatio, responseMask: mask }, shape, {
       rolloutRs: 'token_k2,seq_sum_k3',
       threshold: '0.3,5',
     });
-    const a = rolloutRejectionMask(logRatio, mask, shape, { rolloutRs: 'token_k2', threshold: 0.3 });
-    const b = rolloutRejectionMask(logRatio, mask, shape, { rolloutRs: 'seq_sum_k3', threshold: 5 });
+    const a = rolloutRejectionMask({ logRatio, responseMask: mask }, shape, {
+      rolloutRs: 'token_k2',
+      threshold: 0.3,
+    });
+    const b = rolloutRejectionMask({ logRatio, responseMask: mask }, shape, {
+      rolloutRs: 'seq_sum_k3',
+      threshold: 5,
+    });
     expect(Array.from(both.mask)).toEqual(Array.from(a.mask, (v, i) => v * (b.mask[i] as number)));
     const old = Float64Array.of(-1, -2, -3, -1, -1, 0);
     const rollout = Float64Array.from(old, (v, i) => (mask[i] ? v - (logRatio[i] as number) : 0));
-    const c = rolloutCorrection(old, rollout, mask, shape, {
+    const c = rolloutCorrection({ oldLogProb: old, rolloutLogProb: rollout, responseMask: mask }, shape, {
       is: { level: 'token' },
       rejection: { rolloutRs: 'seq_max_k2', threshold: 1 },
     });
-    const isOnly = rolloutCorrection(old, rollout, mask, shape, { is: { level: 'token' } });
+    const isOnly = rolloutCorrection(
+      { oldLogProb: old, rolloutLogProb: rollout, responseMask: mask },
+      shape,
+      { is: { level: 'token' } },
+    );
     expect(Array.from(c.weights ?? [])).toEqual(Array.from(isOnly.weights ?? []));
     expect(Array.from(c.mask)).toEqual([0, 0, 0, 1, 1, 0]);
     expect(Array.from(isOnly.mask)).toEqual(Array.from(mask));
@@ -157,7 +187,7 @@ describe('rolloutRejectionMask', () => {
 describe('offPolicyMetrics', () => {
   it('identical policies: kl 0, k3 0, chi² 0, ppl ratio 1', () => {
     const lp = Float64Array.of(-1, -2, -0.5, -1, -3, 0);
-    const m = offPolicyMetrics(lp, lp, mask, shape);
+    const m = offPolicyMetrics({ oldLogProb: lp, rolloutLogProb: lp, responseMask: mask }, shape);
     expect(m.kl).toBe(0);
     expect(m.k3_kl).toBe(0);
     expect(m.chi2_token).toBeCloseTo(0, 7);

@@ -32,6 +32,19 @@ import {
 import { LabError } from './errors.js';
 import { LOG_RATIO_CLAMP } from './ess.js';
 
+/** `log_ratio = old_log_prob − rollout_log_prob` `[B,T]` and its response mask. */
+export interface LogRatioBatch {
+  logRatio: FloatArray;
+  responseMask: MaskArray;
+}
+
+/** The `[B,T]` log-probs of the training (old) and rollout (behaviour) policy, and the mask. */
+export interface RolloutLogProbs {
+  oldLogProb: FloatArray;
+  rolloutLogProb: FloatArray;
+  responseMask: MaskArray;
+}
+
 /** verl `rollout_is` levels. */
 export type RolloutIsLevel = 'token' | 'sequence';
 /** verl `rollout_is_batch_normalize` false / true. */
@@ -194,11 +207,11 @@ const fractionOf = (v: ArrayLike<number>, pred: (x: number) => boolean) => {
  * BAD_ARGUMENT (τ ≤ 0), UNKNOWN_MODE, NON_FINITE (log-ratio where the mask is 1).
  */
 export function rolloutIsWeights(
-  logRatio: FloatArray,
-  responseMask: MaskArray,
+  inputs: LogRatioBatch,
   shape: Shape2,
   options: RolloutIsOptions = {},
 ): RolloutIsResult {
+  const { logRatio, responseMask } = inputs;
   const o = { ...ROLLOUT_IS_DEFAULTS, ...options };
   if (o.level !== 'token' && o.level !== 'sequence') {
     throw new LabError(
@@ -399,11 +412,11 @@ export function parseRejectionRules(rolloutRs: string, threshold: string | numbe
  * `rollout_rs_seq_masked_fraction`. Throws EMPTY_MASK, NON_FINITE, UNKNOWN_MODE, BAD_OPTION_VALUE.
  */
 export function rolloutRejectionMask(
-  logRatio: FloatArray,
-  responseMask: MaskArray,
+  inputs: LogRatioBatch,
   shape: Shape2,
   rules: RsRule[] | { rolloutRs: string; threshold: string | number },
 ): RejectionResult {
+  const { logRatio, responseMask } = inputs;
   const parsed = Array.isArray(rules) ? rules : parseRejectionRules(rules.rolloutRs, rules.threshold);
   checkBatch(logRatio, responseMask, shape, 'log_ratio');
   const { rows, cols } = shape;
@@ -561,12 +574,8 @@ export function rolloutRejectionMask(
  * `k3_kl = masked_mean(exp(ℓ) − ℓ − 1)` (ℓ = old − rollout, unclamped), log-PPL differences,
  * `ppl_ratio`, `chi2_token = masked_mean(exp(clamp(ℓ))²) − 1`, `chi2_seq = mean_b exp(2·clamp(Σ_t ℓ)) − 1`.
  */
-export function offPolicyMetrics(
-  oldLogProb: FloatArray,
-  rolloutLogProb: FloatArray,
-  responseMask: MaskArray,
-  shape: Shape2,
-): RolloutMetrics {
+export function offPolicyMetrics(inputs: RolloutLogProbs, shape: Shape2): RolloutMetrics {
+  const { oldLogProb, rolloutLogProb, responseMask } = inputs;
   checkBatch(oldLogProb, responseMask, shape, 'old_log_prob');
   checkBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
   const { rows, cols } = shape;
@@ -629,12 +638,11 @@ export interface RolloutCorrectionResult {
  * off-policy diagnostics ({@link offPolicyMetrics}), metrics prefixed `rollout_corr/`.
  */
 export function rolloutCorrection(
-  oldLogProb: FloatArray,
-  rolloutLogProb: FloatArray,
-  responseMask: MaskArray,
+  inputs: RolloutLogProbs,
   shape: Shape2,
   options: RolloutCorrectionOptions = {},
 ): RolloutCorrectionResult {
+  const { oldLogProb, rolloutLogProb, responseMask } = inputs;
   checkBatch(oldLogProb, responseMask, shape, 'old_log_prob');
   checkBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
   const n = shape.rows * shape.cols;
@@ -645,17 +653,17 @@ export function rolloutCorrection(
   const metrics: RolloutMetrics = {};
   let weights: Float32Array | null = null;
   if (options.is) {
-    const r = rolloutIsWeights(logRatio, responseMask, shape, options.is);
+    const r = rolloutIsWeights({ logRatio, responseMask }, shape, options.is);
     weights = r.weights;
     Object.assign(metrics, r.metrics);
   }
   let mask: Float32Array = Float32Array.from(responseMask);
   if (options.rejection) {
-    const r = rolloutRejectionMask(logRatio, responseMask, shape, options.rejection);
+    const r = rolloutRejectionMask({ logRatio, responseMask }, shape, options.rejection);
     mask = r.mask;
     Object.assign(metrics, r.metrics);
   }
-  Object.assign(metrics, offPolicyMetrics(oldLogProb, rolloutLogProb, responseMask, shape));
+  Object.assign(metrics, offPolicyMetrics({ oldLogProb, rolloutLogProb, responseMask }, shape));
   const prefixed: RolloutMetrics = {};
   for (const [k, v] of Object.entries(metrics)) prefixed[`rollout_corr/${k}`] = v;
   return { weights, mask, metrics: prefixed };

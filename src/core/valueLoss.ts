@@ -13,6 +13,17 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 
+/** The `[B,T]` inputs of verl `compute_value_loss`. */
+export interface ValueLossInputs {
+  /** The critic's new predictions. */
+  vpreds: FloatArray;
+  /** The targets (GAE returns). */
+  returns: FloatArray;
+  /** The critic's predictions at rollout time (the clip centre). */
+  values: FloatArray;
+  responseMask: MaskArray;
+}
+
 export interface ValueLossResult {
   /** `vf_loss`. */
   loss: number;
@@ -28,15 +39,13 @@ export interface ValueLossResult {
  * All arrays `[B,T]`; `clipRange` ≥ 0 (verl `cliprange_value`, default 0.5 in its config).
  */
 export function valueLoss(
-  vpreds: FloatArray,
-  returns: FloatArray,
-  values: FloatArray,
-  mask: MaskArray,
+  inputs: ValueLossInputs,
   shape: Shape2,
   clipRange: number,
   mode: LossAggMode = 'token-mean',
   agg: AggOptions = {},
 ): ValueLossResult {
+  const { vpreds, returns, values, responseMask: mask } = inputs;
   checkShape(shape);
   const n = shape.rows * shape.cols;
   const shapeText = `[${shape.rows},${shape.cols}]`;

@@ -7,7 +7,7 @@
  *
  *     p1 = −A·r,  p2 = −A·clamp(r, 1−ε_lo, 1+ε_hi),  q = max(p1, p2),  p3 = −A·c
  *     loss_tok = A < 0 ? min(p3, q) : q        (then × rollout IS weight w, if given)
- *     pg_loss  = aggLoss(loss_tok, m, mode, global batch info)
+ *     pg_loss  = agg_loss(loss_tok, m, mode, global batch info)
  *     pg_clipfrac       = masked_mean([p2 > p1], m)
  *     pg_clipfrac_lower = masked_mean([q > p3]·[A < 0], m)
  *     ppo_kl            = masked_mean(−ℓ, m)          masked_mean(x,m) = Σ x·m / (Σ m + 1e-8)

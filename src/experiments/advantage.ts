@@ -294,7 +294,11 @@ function compareGroups(
   eps: number,
 ): { groups: GroupRow[]; verlPerRow: Float64Array } {
   const shape = { rows: layout.rows, cols: layout.cols };
-  const kernel = grpoAdvantage(layout.tokenRewards, layout.actionMask, labels, shape, { epsilon: eps });
+  const kernel = grpoAdvantage(
+    { tokenLevelRewards: layout.tokenRewards, responseMask: layout.actionMask, index: labels },
+    shape,
+    { epsilon: eps },
+  );
   // the row's scalar advantage, read at its first model token (advantages = a_b · mask)
   const verlPerRow = new Float64Array(layout.rows);
   for (let b = 0; b < layout.rows; b++) {
@@ -400,8 +404,16 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
     else if (layout.envMask[i]) oldLogProb[i] = Math.log(0.005 + 0.2 * rng.next()); // text it did not choose
     logProb[i] = (oldLogProb[i] as number) + cfg.ratio_noise * (rng.next() - 0.5);
   }
-  const advCorrect = grpoAdvantage(layout.tokenRewards, layout.actionMask, labels, shape, { epsilon: eps });
-  const advFlipped = grpoAdvantage(layout.tokenRewards, flippedMask, labels, shape, { epsilon: eps });
+  const advCorrect = grpoAdvantage(
+    { tokenLevelRewards: layout.tokenRewards, responseMask: layout.actionMask, index: labels },
+    shape,
+    { epsilon: eps },
+  );
+  const advFlipped = grpoAdvantage(
+    { tokenLevelRewards: layout.tokenRewards, responseMask: flippedMask, index: labels },
+    shape,
+    { epsilon: eps },
+  );
   const lossOptions = (mode: LossAggMode) => ({ lossAggMode: mode, clipRatio: cfg.clip_ratio });
   const maskFlip: Record<string, JsonValue>[] = [];
   const gradTokens = {

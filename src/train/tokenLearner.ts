@@ -154,7 +154,8 @@ export function groupAdvantages(
   options: GroupNormOptions = {},
 ): Float32Array {
   const rewards = outcomeTokenRewards(scores, batch);
-  return grpoAdvantage(rewards, mask, index, batch.shape, options).advantages;
+  return grpoAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, batch.shape, options)
+    .advantages;
 }
 
 /** `log pi(token | context)` at every position of the batch (0 at padding), from a log-prob table. */

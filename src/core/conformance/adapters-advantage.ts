@@ -117,10 +117,14 @@ function grpoAdapter(kernel: typeof grpoAdvantage | typeof grpoVectorizedAdvanta
       const { rewards, mask, shape } = batch(inputs);
       const a = args(config);
       const epsilon = (a.epsilon as number | undefined) ?? GRPO_DEFAULTS.epsilon;
-      const result = kernel(rewards, mask, labels(inputs.index, 'index'), shape, {
-        std: stdFlag(a.norm_adv_by_std_in_grpo),
-        epsilon,
-      });
+      const result = kernel(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+        {
+          std: stdFlag(a.norm_adv_by_std_in_grpo),
+          epsilon,
+        },
+      );
       return advantageOutputs(result, shape);
     },
   };
@@ -132,7 +136,13 @@ const grpoVectorized = grpoAdapter(grpoVectorizedAdvantage);
 const rloo: Adapter = {
   run(inputs) {
     const { rewards, mask, shape } = batch(inputs);
-    return advantageOutputs(rlooAdvantage(rewards, mask, labels(inputs.index, 'index'), shape), shape);
+    return advantageOutputs(
+      rlooAdvantage(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+      ),
+      shape,
+    );
   },
 };
 
@@ -140,7 +150,10 @@ const rlooVectorized: Adapter = {
   run(inputs) {
     const { rewards, mask, shape } = batch(inputs);
     return advantageOutputs(
-      rlooVectorizedAdvantage(rewards, mask, labels(inputs.index, 'index'), shape),
+      rlooVectorizedAdvantage(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+      ),
       shape,
     );
   },
@@ -149,7 +162,13 @@ const rlooVectorized: Adapter = {
 const opo: Adapter = {
   run(inputs) {
     const { rewards, mask, shape } = batch(inputs);
-    return advantageOutputs(opoAdvantage(rewards, mask, labels(inputs.index, 'index'), shape), shape);
+    return advantageOutputs(
+      opoAdvantage(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+      ),
+      shape,
+    );
   },
 };
 
@@ -158,7 +177,11 @@ const gpg: Adapter = {
     const { rewards, mask, shape } = batch(inputs);
     const fNorm = (args(config).f_norm as number | undefined) ?? GPG_DEFAULTS.fNorm;
     return advantageOutputs(
-      gpgAdvantage(rewards, mask, labels(inputs.index, 'index'), shape, { fNorm }),
+      gpgAdvantage(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+        { fNorm },
+      ),
       shape,
     );
   },
@@ -168,7 +191,10 @@ const reinforcePlusPlusBaseline: Adapter = {
   run(inputs) {
     const { rewards, mask, shape } = batch(inputs);
     return advantageOutputs(
-      reinforcePlusPlusBaselineAdvantage(rewards, mask, labels(inputs.index, 'index'), shape),
+      reinforcePlusPlusBaselineAdvantage(
+        { tokenLevelRewards: rewards, responseMask: mask, index: labels(inputs.index, 'index') },
+        shape,
+      ),
       shape,
     );
   },
@@ -183,7 +209,10 @@ const reinforcePlusPlus: Adapter = {
         details: { field: 'gamma' },
       });
     }
-    return advantageOutputs(reinforcePlusPlusAdvantage(rewards, mask, shape, { gamma }), shape);
+    return advantageOutputs(
+      reinforcePlusPlusAdvantage({ tokenLevelRewards: rewards, responseMask: mask }, shape, { gamma }),
+      shape,
+    );
   },
 };
 
@@ -191,7 +220,10 @@ const remax: Adapter = {
   run(inputs) {
     const { rewards, mask, shape } = batch(inputs);
     const baselines = vector(inputs.reward_baselines, 'reward_baselines');
-    return advantageOutputs(remaxAdvantage(rewards, baselines, mask, shape), shape);
+    return advantageOutputs(
+      remaxAdvantage({ tokenLevelRewards: rewards, rewardBaselines: baselines, responseMask: mask }, shape),
+      shape,
+    );
   },
 };
 
@@ -206,7 +238,10 @@ const grpoPassk: Adapter = {
     const { rewards, mask, shape } = batch(inputs, index.length);
     const std = stdFlag(algo(config).norm_adv_by_std_in_grpo);
     const epsilon = (args(config).epsilon as number | undefined) ?? PASSK_DEFAULTS.epsilon;
-    return advantageOutputs(grpoPasskAdvantage(rewards, mask, index, shape, { std, epsilon }), shape);
+    return advantageOutputs(
+      grpoPasskAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape, { std, epsilon }),
+      shape,
+    );
   },
 };
 
@@ -215,7 +250,7 @@ const gae: Adapter = {
     const { rewards, mask, shape } = batch(inputs);
     const values = matrix(inputs.values, 'values').data;
     const a = args(config);
-    const result = gaeAdvantageReturn(rewards, values, mask, shape, {
+    const result = gaeAdvantageReturn({ tokenLevelRewards: rewards, values, responseMask: mask }, shape, {
       gamma: a.gamma as number,
       lam: a.lam as number,
     });
@@ -234,7 +269,14 @@ const klReward: Adapter = {
     const ref = matrix(inputs.ref_log_prob, 'ref_log_prob').data;
     const klRatio = args(config).kl_ratio as number;
     return {
-      token_level_rewards: nested(computeRewards(scores.data, old, ref, scores.shape, klRatio), scores.shape),
+      token_level_rewards: nested(
+        computeRewards(
+          { tokenLevelScores: scores.data, oldLogProb: old, refLogProb: ref },
+          scores.shape,
+          klRatio,
+        ),
+        scores.shape,
+      ),
     };
   },
 };
@@ -245,14 +287,14 @@ const maskedHelpers: Adapter = {
     const mask = matrix(inputs.mask, 'mask').data;
     const { data, shape } = values;
     return {
-      masked_sum: maskedSum(data, mask, shape),
-      'masked_sum_axis_-1': Array.from(maskedRowSums(data, mask, shape)),
-      masked_mean: maskedMean(data, mask, shape),
-      'masked_mean_axis_-1': Array.from(maskedRowMeans(data, mask, shape)),
-      masked_var_unbiased: maskedVar(data, mask, shape, { correction: 'unbiased' }),
-      masked_var_biased: maskedVar(data, mask, shape, { correction: 'biased' }),
-      masked_whiten: nested(maskedWhiten(data, mask, shape), shape),
-      masked_whiten_no_shift: nested(maskedWhiten(data, mask, shape, { mean: 'keep' }), shape),
+      masked_sum: maskedSum({ values: data, mask }, shape),
+      'masked_sum_axis_-1': Array.from(maskedRowSums({ values: data, mask }, shape)),
+      masked_mean: maskedMean({ values: data, mask }, shape),
+      'masked_mean_axis_-1': Array.from(maskedRowMeans({ values: data, mask }, shape)),
+      masked_var_unbiased: maskedVar({ values: data, mask }, shape, { correction: 'unbiased' }),
+      masked_var_biased: maskedVar({ values: data, mask }, shape, { correction: 'biased' }),
+      masked_whiten: nested(maskedWhiten({ values: data, mask }, shape), shape),
+      masked_whiten_no_shift: nested(maskedWhiten({ values: data, mask }, shape, { mean: 'keep' }), shape),
     };
   },
 };
@@ -289,11 +331,13 @@ function otbAdapter(kernel: typeof optimalTokenBaselineAdvantage): Adapter {
         options.rolloutIsWeights = matrix(inputs.rollout_is_weights, 'rollout_is_weights').data;
       }
       const result = kernel(
-        rewards,
-        mask,
-        labels(inputs.index, 'index'),
-        matrix(inputs.old_log_probs, 'old_log_probs').data,
-        matrix(inputs.sum_pi_squared, 'sum_pi_squared').data,
+        {
+          tokenLevelRewards: rewards,
+          responseMask: mask,
+          index: labels(inputs.index, 'index'),
+          oldLogProbs: matrix(inputs.old_log_probs, 'old_log_probs').data,
+          sumPiSquared: matrix(inputs.sum_pi_squared, 'sum_pi_squared').data,
+        },
         shape,
         options,
       );

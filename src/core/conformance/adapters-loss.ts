@@ -242,13 +242,17 @@ export const lossAdapters: AdapterTable = {
     run(inputs, config) {
       const { io, clip, common, lossAggMode } = otherLossSetup(inputs, config);
       const rc = (config['policy_loss.rollout_correction'] ?? {}) as Record<string, unknown>;
-      const r = policyLossBypass(io.old, io.lp, io.adv, io.mask, io.shape, {
-        lossType: (rc.loss_type ?? 'ppo_clip') as 'ppo_clip' | 'reinforce',
-        lossAggMode,
-        vanilla: { ...clip, agg: common.agg },
-        is: rc.rollout_is ? isOptionsFrom(rc) : null,
-        rejection: rc.rollout_rs ? rejectionFrom(rc) : null,
-      });
+      const r = policyLossBypass(
+        { oldLogProb: io.old, logProb: io.lp, advantages: io.adv, responseMask: io.mask },
+        io.shape,
+        {
+          lossType: (rc.loss_type ?? 'ppo_clip') as 'ppo_clip' | 'reinforce',
+          lossAggMode,
+          vanilla: { ...clip, agg: common.agg },
+          is: rc.rollout_is ? isOptionsFrom(rc) : null,
+          rejection: rc.rollout_rs ? rejectionFrom(rc) : null,
+        },
+      );
       return { pg_loss: r.loss, pg_metrics: { ...actorMetrics({ ...r.metrics }), ...r.rolloutMetrics } };
     },
   },
@@ -258,7 +262,7 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
       const mask = matrix(inputs.response_mask, 'response_mask').data;
-      const r = rolloutIsWeights(lr.data, mask, lr.shape, isOptionsFrom(args));
+      const r = rolloutIsWeights({ logRatio: lr.data, responseMask: mask }, lr.shape, isOptionsFrom(args));
       return { rollout_is_weights: nested(r.weights, lr.shape), metrics: r.metrics };
     },
   },
@@ -268,7 +272,11 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lr = logRatioFrom(inputs, config.log_ratio);
       const mask = matrix(inputs.response_mask, 'response_mask').data;
-      const r = rolloutRejectionMask(lr.data, mask, lr.shape, rejectionFrom(args));
+      const r = rolloutRejectionMask(
+        { logRatio: lr.data, responseMask: mask },
+        lr.shape,
+        rejectionFrom(args),
+      );
       return { modified_response_mask: nested(r.mask, lr.shape), metrics: r.metrics };
     },
   },
@@ -278,10 +286,14 @@ export const lossAdapters: AdapterTable = {
       const old = matrix(inputs.old_log_prob, 'old_log_prob');
       const rollout = matrix(inputs.rollout_log_prob, 'rollout_log_prob').data;
       const mask = matrix(inputs.response_mask, 'response_mask').data;
-      const r = rolloutCorrection(old.data, rollout, mask, old.shape, {
-        is: args.rollout_is ? isOptionsFrom(args) : null,
-        rejection: args.rollout_rs ? rejectionFrom(args) : null,
-      });
+      const r = rolloutCorrection(
+        { oldLogProb: old.data, rolloutLogProb: rollout, responseMask: mask },
+        old.shape,
+        {
+          is: args.rollout_is ? isOptionsFrom(args) : null,
+          rejection: args.rollout_rs ? rejectionFrom(args) : null,
+        },
+      );
       return {
         rollout_is_weights: r.weights ? nested(r.weights, old.shape) : null,
         modified_response_mask: nested(r.mask, old.shape),
@@ -294,7 +306,9 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const lp = matrix(inputs.logprob, 'logprob');
       const ref = matrix(inputs.ref_logprob, 'ref_logprob');
-      const kl = klPenalty(lp.data, ref.data, args.kl_penalty as KlPenaltyName, { shape: lp.shape });
+      const kl = klPenalty({ logprob: lp.data, refLogprob: ref.data }, args.kl_penalty as KlPenaltyName, {
+        shape: lp.shape,
+      });
       return { kl: nested(kl, lp.shape) };
     },
   },
@@ -327,7 +341,11 @@ export const lossAdapters: AdapterTable = {
         entropy_from_logits: nested(entropyFromLogits(logits.data, logits.shape), logits.shape),
       };
       for (const mode of LOSS_AGG_MODES) {
-        out[`compute_entropy_loss_${mode}`] = computeEntropyLoss(logits.data, mask, logits.shape, mode);
+        out[`compute_entropy_loss_${mode}`] = computeEntropyLoss(
+          { logits: logits.data, responseMask: mask },
+          logits.shape,
+          mode,
+        );
       }
       return out;
     },
@@ -337,10 +355,12 @@ export const lossAdapters: AdapterTable = {
       const args = (config.args ?? {}) as Record<string, unknown>;
       const vpreds = matrix(inputs.vpreds, 'vpreds');
       const r = valueLoss(
-        vpreds.data,
-        matrix(inputs.returns, 'returns').data,
-        matrix(inputs.values, 'values').data,
-        matrix(inputs.response_mask, 'response_mask').data,
+        {
+          vpreds: vpreds.data,
+          returns: matrix(inputs.returns, 'returns').data,
+          values: matrix(inputs.values, 'values').data,
+          responseMask: matrix(inputs.response_mask, 'response_mask').data,
+        },
         vpreds.shape,
         args.cliprange_value as number,
         args.loss_agg_mode as LossAggMode,
@@ -439,7 +459,12 @@ export const lossAdapters: AdapterTable = {
       const x = matrix(inputs.loss_mat, 'loss_mat');
       const m = matrix(inputs.loss_mask, 'loss_mask');
       return {
-        loss: aggLoss(x.data, m.data, x.shape, args.loss_agg_mode as LossAggMode, aggOptionsFrom(args)),
+        loss: aggLoss(
+          { lossMat: x.data, lossMask: m.data },
+          x.shape,
+          args.loss_agg_mode as LossAggMode,
+          aggOptionsFrom(args),
+        ),
       };
     },
   },
