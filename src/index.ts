@@ -52,12 +52,11 @@ export * from './train/asyncLearner.js';
 export * from './train/eventSim.js';
 export * from './train/generationLength.js';
 export {
-  groupAdvantages as reinforceGroupAdvantages,
   reinforceGradient,
+  reinforceGroupAdvantages,
 } from './train/groupReinforce.js';
 export {
   gatherLogProbs,
-  groupAdvantages as tokenGroupAdvantages,
   type MaskRule,
   outcomeTokenRewards,
   type PackedBatch,
@@ -65,5 +64,6 @@ export {
   ppoUpdate,
   responseMaskFromRoles,
   type Transcript,
+  tokenGroupAdvantages,
   tokenLossAndGrad,
 } from './train/tokenLearner.js';

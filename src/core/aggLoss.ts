@@ -33,6 +33,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
+import { MASKED_MEAN_EPS, maskedMeanOf } from './maskedPrimitives.js';
 
 /** The `[B,T]` inputs of verl `agg_loss`: the per-token loss and the mask that selects its tokens. */
 export interface AggLossInputs {
@@ -68,8 +69,8 @@ export interface AggOptions {
   lossScaleFactor?: number | null;
 }
 
-/** verl's `1e-8` in the per-row token mean of seq-mean-token-mean (`Σ_t m + 1e-8`). */
-export const SEQ_TOKEN_MEAN_EPS = 1e-8;
+/** verl's `1e-8` in the per-row token mean of seq-mean-token-mean (`Σ_t m + 1e-8`): masked_mean's. */
+export const SEQ_TOKEN_MEAN_EPS = MASKED_MEAN_EPS;
 
 /** The denominator aggLoss divides by, and what it counts. */
 export interface AggDenominator {
@@ -229,7 +230,7 @@ function countMask(mask: MaskArray, rows: number, cols: number): { validTokens: 
   return { validTokens, validRows };
 }
 
-function checkMatrix(lossMat: FloatArray, lossMask: MaskArray, shape: Shape2): string {
+function checkLossMatrices(lossMat: FloatArray, lossMask: MaskArray, shape: Shape2): string {
   checkShape(shape);
   const shapeText = `[${shape.rows},${shape.cols}]`;
   const n = shape.rows * shape.cols;
@@ -279,7 +280,7 @@ function aggSlow(
     if (rowValid) {
       s.validRows++;
       s.sumValidRows += sum;
-      s.sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
+      s.sumRowMeans += maskedMeanOf(sum, n);
     }
   }
   return s;
@@ -405,7 +406,7 @@ function aggRows(
     if (n > 0) {
       validRows++;
       sumValidRows += sum;
-      sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
+      sumRowMeans += maskedMeanOf(sum, n);
     }
   }
   addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
@@ -440,7 +441,7 @@ export function aggLossNamed(
   options: AggOptions,
   field: string,
 ): number {
-  checkMatrix(lossMat, lossMask, shape);
+  checkLossMatrices(lossMat, lossMask, shape);
   checkAggMode(mode);
   const r = resolveAggOptions(options);
   const { rows, cols } = shape;

@@ -6,7 +6,7 @@
 import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
-import { checkBatch, checkMatrix } from './rowScores.js';
+import { checkMatrixLength, checkTokenBatch } from './rowScores.js';
 
 /** The `[B,T]` inputs of verl `compute_gae_advantage_return`. */
 export interface GaeInputs {
@@ -52,8 +52,8 @@ export function gaeAdvantageReturn(inputs: GaeInputs, shape: Shape2, options: Ga
       });
     }
   }
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkMatrix(values, shape, 'values');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkMatrixLength(values, shape, 'values');
   checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkFinite(values, shape.cols, 'values');
   checkMask(responseMask, shape.cols);

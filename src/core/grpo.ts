@@ -9,7 +9,7 @@
 import { checkLabels, type GroupLabel, type GroupLabels, type OutcomeBatch, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { asTorchIndex, factorizeLabels, type GroupIds, groupMeanStd } from './groupwise.js';
-import { broadcastRows, checkBatch, rowSums, scanMask } from './rowScores.js';
+import { broadcastRows, checkTokenBatch, rowSums, scanMask } from './rowScores.js';
 
 /** Which standard deviation scales the centred score: `torch.std` (n−1), population (n), or none (Dr.GRPO). */
 export type StdKind = 'unbiased' | 'population' | 'none';
@@ -320,7 +320,7 @@ export function grpoAdvantage(
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { out, ...normOptions } = options;
   const o = resolveGroupNormOptions(normOptions);
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   checkLabels(index, shape.rows);
   const layout = scanMask(responseMask, shape);
   const scores = rowSums(tokenLevelRewards, shape);
@@ -384,7 +384,7 @@ export function grpoVectorizedAdvantage(
     });
   }
   resolveGroupNormOptions({ epsilon: o.epsilon });
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   const groups = canonicalGroupIds(index, shape.rows);
   const scores = rowSums(tokenLevelRewards, shape);
   for (let b = 0; b < scores.length; b++) scores[b] = Math.fround(scores[b] as number);

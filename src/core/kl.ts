@@ -25,6 +25,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
+import { maskedMeanOf } from './maskedPrimitives.js';
 
 /** The `[B,T]` (or flat) log-probs whose per-token KL verl `kl_penalty` estimates. */
 export interface KlPenaltyInputs {
@@ -188,7 +189,7 @@ export function applyKlPenalty(
       n += m;
       rewards[i] = (tokenLevelScores[i] as number) - beta * (kld[i] as number);
     }
-    sumRows += s / (n + 1e-8);
+    sumRows += maskedMeanOf(s, n);
   }
   return { tokenLevelRewards: rewards, kld, currentKl: sumRows / shape.rows };
 }

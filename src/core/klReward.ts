@@ -3,7 +3,7 @@
  */
 import { checkFinite, checkShape, type FloatArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
-import { checkMatrix } from './rowScores.js';
+import { checkMatrixLength } from './rowScores.js';
 
 /** The `[B,T]` inputs of verl `compute_rewards` (`token_level_scores − kl_ratio·(old − ref)`). */
 export interface KlRatioRewardInputs {
@@ -26,9 +26,9 @@ export function computeRewards(inputs: KlRatioRewardInputs, shape: Shape2, klRat
     });
   }
   checkShape(shape);
-  checkMatrix(tokenLevelScores, shape, 'token_level_scores');
-  checkMatrix(oldLogProb, shape, 'old_log_prob');
-  checkMatrix(refLogProb, shape, 'ref_log_prob');
+  checkMatrixLength(tokenLevelScores, shape, 'token_level_scores');
+  checkMatrixLength(oldLogProb, shape, 'old_log_prob');
+  checkMatrixLength(refLogProb, shape, 'ref_log_prob');
   checkFinite(tokenLevelScores, shape.cols, 'token_level_scores');
   checkFinite(oldLogProb, shape.cols, 'old_log_prob');
   checkFinite(refLogProb, shape.cols, 'ref_log_prob');

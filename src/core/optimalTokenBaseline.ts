@@ -17,7 +17,7 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
-import { checkBatch, checkMatrix } from './rowScores.js';
+import { checkMatrixLength, checkTokenBatch } from './rowScores.js';
 
 /** The inputs of verl's optimal-token-baseline estimators: an {@link OutcomeBatch} plus two `[B,T]` arrays. */
 export interface OptimalTokenBaselineInputs extends OutcomeBatch {
@@ -131,10 +131,10 @@ function validate(
       details: { field: 'zeroTail', value: zeroTail },
     });
   }
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
-  checkMatrix(oldLogProbs, shape, 'old_log_probs');
-  checkMatrix(sumPiSquared, shape, 'sum_pi_squared');
-  if (o.rolloutIsWeights) checkMatrix(o.rolloutIsWeights, shape, 'rollout_is_weights');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkMatrixLength(oldLogProbs, shape, 'old_log_probs');
+  checkMatrixLength(sumPiSquared, shape, 'sum_pi_squared');
+  if (o.rolloutIsWeights) checkMatrixLength(o.rolloutIsWeights, shape, 'rollout_is_weights');
   checkLabels(index, shape.rows);
   checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkFinite(oldLogProbs, shape.cols, 'old_log_probs');

@@ -16,7 +16,7 @@ import {
 import { LabError } from './errors.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { whitenValidated } from './masked.js';
-import { broadcastRows, checkBatch, groupedRowScores } from './rowScores.js';
+import { broadcastRows, checkTokenBatch, groupedRowScores } from './rowScores.js';
 
 /** The inputs of verl `compute_reinforce_plus_plus_outcome_advantage` (`[B,T]` each). */
 export interface ReinforcePlusPlusInputs {
@@ -60,7 +60,7 @@ export function reinforcePlusPlusAdvantage(
       details: { field: 'gamma', value: gamma },
     });
   }
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkMask(responseMask, shape.cols);
   const { rows, cols } = shape;

@@ -5,7 +5,7 @@
 import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
-import { checkBatch } from './rowScores.js';
+import { checkTokenBatch } from './rowScores.js';
 
 /** The inputs of verl `compute_remax_outcome_advantage`: `[B,T]` rewards and mask, one greedy-rollout baseline per row. */
 export interface RemaxInputs {
@@ -24,7 +24,7 @@ export interface RemaxInputs {
  */
 export function remaxAdvantage(inputs: RemaxInputs, shape: Shape2): AdvantageReturn {
   const { tokenLevelRewards, rewardBaselines, responseMask } = inputs;
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   const { rows, cols } = shape;
   if (rewardBaselines.length !== rows) {
     throw new LabError(

@@ -31,6 +31,13 @@ import {
 } from './batch.js';
 import { LabError } from './errors.js';
 import { LOG_RATIO_CLAMP } from './ess.js';
+import {
+  MASKED_MEAN_EPS,
+  maskCountUnchecked,
+  maskedMeanOf,
+  maskedMeanUnchecked,
+  maskedRowMeansUnchecked,
+} from './maskedPrimitives.js';
 
 /** `log_ratio = old_log_prob − rollout_log_prob` `[B,T]` and its response mask. */
 export interface LogRatioBatch {
@@ -116,7 +123,7 @@ export interface RejectionResult {
   metrics: RolloutMetrics;
 }
 
-function checkBatch(logRatio: FloatArray, mask: MaskArray, shape: Shape2, field: string): void {
+function checkLogRatioBatch(logRatio: FloatArray, mask: MaskArray, shape: Shape2, field: string): void {
   checkShape(shape);
   const n = shape.rows * shape.cols;
   const text = `[${shape.rows},${shape.cols}]`;
@@ -139,39 +146,11 @@ function checkBatch(logRatio: FloatArray, mask: MaskArray, shape: Shape2, field:
 
 const clampL = (x: number) => Math.min(Math.max(x, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP);
 
-/** Per-row masked means `Σ_t x·m / (Σ_t m + 1e-8)` (verl_F.masked_mean(axis=-1)); 0 for empty rows. */
-function rowMaskedMeans(x: ArrayLike<number>, mask: MaskArray, rows: number, cols: number): Float64Array {
-  const out = new Float64Array(rows);
-  for (let b = 0; b < rows; b++) {
-    let s = 0;
-    let n = 0;
-    for (let t = 0; t < cols; t++) {
-      const i = b * cols + t;
-      if (mask[i] === 0) continue;
-      s += x[i] as number;
-      n++;
-    }
-    out[b] = s / (n + 1e-8);
-  }
-  return out;
-}
-
-/** verl_F.masked_mean over the whole batch (denominator Σm + 1e-8), of `f(x_i)`. */
-function maskedMeanOf(x: ArrayLike<number>, mask: MaskArray, f: (v: number) => number = (v) => v): number {
+/** verl_F.masked_mean over the whole batch (denominator Σm + 1e-8) of `f(x_i)`, unchecked. */
+function maskedMeanMapped(x: ArrayLike<number>, mask: MaskArray, f: (v: number) => number): number {
   let s = 0;
-  let n = 0;
-  for (let i = 0; i < mask.length; i++) {
-    if (mask[i] === 0) continue;
-    s += f(x[i] as number);
-    n++;
-  }
-  return s / (n + 1e-8);
-}
-
-function countValid(mask: MaskArray): number {
-  let n = 0;
-  for (let i = 0; i < mask.length; i++) if (mask[i] !== 0) n++;
-  return n;
+  for (let i = 0; i < mask.length; i++) if (mask[i] !== 0) s += f(x[i] as number);
+  return maskedMeanOf(s, maskCountUnchecked(mask));
 }
 
 /** mean, unbiased std (0 for one value), max, min of a list. */
@@ -237,7 +216,7 @@ export function rolloutIsWeights(
       details: { field: 'rollout_is_threshold', value: tau },
     });
   }
-  checkBatch(logRatio, responseMask, shape, 'log_ratio');
+  checkLogRatioBatch(logRatio, responseMask, shape, 'log_ratio');
   const { rows, cols } = shape;
   const n = rows * cols;
   const w = new Float64Array(n);
@@ -287,19 +266,19 @@ export function rolloutIsWeights(
     sumC += c;
     sumC2 += c * c;
   }
-  const den = count + 1e-8;
-  metrics.rollout_is_mean = sumW / den;
+  const den = count + MASKED_MEAN_EPS;
+  metrics.rollout_is_mean = maskedMeanOf(sumW, count);
   if (o.level === 'token') {
-    metrics.rollout_is_ratio_fraction_high = high / den;
-    metrics.rollout_is_ratio_fraction_low = low / den;
+    metrics.rollout_is_ratio_fraction_high = maskedMeanOf(high, count);
+    metrics.rollout_is_ratio_fraction_low = maskedMeanOf(low, count);
     metrics.rollout_is_max = max;
     metrics.rollout_is_min = min;
   }
-  const meanC = sumC / den;
-  metrics.rollout_is_std = count > 1 ? Math.sqrt(Math.max(sumC2 / den - meanC * meanC, 0)) : 0;
+  const meanC = maskedMeanOf(sumC, count);
+  metrics.rollout_is_std = count > 1 ? Math.sqrt(Math.max(maskedMeanOf(sumC2, count) - meanC * meanC, 0)) : 0;
   // ESS = 1 / masked_mean((c / (mean_c + 1e-8))²)
   metrics.rollout_is_eff_sample_size = (den * (meanC + 1e-8) ** 2) / sumC2;
-  const seq = rowMaskedMeans(w, responseMask, rows, cols);
+  const seq = maskedRowMeansUnchecked(w, responseMask, shape);
   const ss = listStats(seq);
   metrics.rollout_is_seq_mean = ss.mean;
   metrics.rollout_is_seq_std = ss.std;
@@ -313,9 +292,9 @@ export function rolloutIsWeights(
   if (o.normalization === 'batch-mean') {
     let mean: number;
     if (o.level === 'token') {
-      mean = maskedMeanOf(w, responseMask);
+      mean = maskedMeanUnchecked(w, responseMask);
     } else {
-      const rowMeans = rowMaskedMeans(w, responseMask, rows, cols);
+      const rowMeans = maskedRowMeansUnchecked(w, responseMask, shape);
       let s = 0;
       let valid = 0;
       for (let b = 0; b < rows; b++) {
@@ -418,7 +397,7 @@ export function rolloutRejectionMask(
 ): RejectionResult {
   const { logRatio, responseMask } = inputs;
   const parsed = Array.isArray(rules) ? rules : parseRejectionRules(rules.rolloutRs, rules.threshold);
-  checkBatch(logRatio, responseMask, shape, 'log_ratio');
+  checkLogRatioBatch(logRatio, responseMask, shape, 'log_ratio');
   const { rows, cols } = shape;
   const n = rows * cols;
   const k = [new Float64Array(n), new Float64Array(n), new Float64Array(n)] as const;
@@ -463,7 +442,7 @@ export function rolloutRejectionMask(
         perSeq[b] = option.startsWith('seq_sum')
           ? s
           : option.startsWith('seq_mean')
-            ? s / (cnt + 1e-8)
+            ? maskedMeanOf(s, cnt)
             : cnt > 0
               ? max
               : 0;
@@ -478,9 +457,9 @@ export function rolloutRejectionMask(
       }
     }
     const p = `rollout_rs_${option}`;
-    const seqValues = perSeq ?? rowMaskedMeans(perToken, responseMask, rows, cols);
+    const seqValues = perSeq ?? maskedRowMeansUnchecked(perToken, responseMask, shape);
     const seqValid = Float64Array.from(Array.from(seqValues).filter((_, b) => validRow[b] === 1));
-    metrics[`${p}_mean`] = maskedMeanOf(perToken, responseMask);
+    metrics[`${p}_mean`] = maskedMeanUnchecked(perToken, responseMask);
     if (perSeq && seqValid.length > 0) {
       const st = listStats(seqValid);
       metrics[`${p}_max`] = st.max;
@@ -497,13 +476,15 @@ export function rolloutRejectionMask(
       }
       metrics[`${p}_max`] = max;
       metrics[`${p}_min`] = min;
-      metrics[`${p}_fraction_high`] = maskedMeanOf(perToken, responseMask, (v) => (v > up ? 1 : 0));
-      metrics[`${p}_fraction_low`] = isK1 ? maskedMeanOf(perToken, responseMask, (v) => (v < lo ? 1 : 0)) : 0;
+      metrics[`${p}_fraction_high`] = maskedMeanMapped(perToken, responseMask, (v) => (v > up ? 1 : 0));
+      metrics[`${p}_fraction_low`] = isK1
+        ? maskedMeanMapped(perToken, responseMask, (v) => (v < lo ? 1 : 0))
+        : 0;
     }
-    if (countValid(responseMask) > 1) {
+    if (maskCountUnchecked(responseMask) > 1) {
       const c = (v: number) => Math.min(Math.max(v, isK1 ? lo : 0), up);
-      const mean = maskedMeanOf(perToken, responseMask, c);
-      const meanSq = maskedMeanOf(perToken, responseMask, (v) => c(v) ** 2);
+      const mean = maskedMeanMapped(perToken, responseMask, c);
+      const meanSq = maskedMeanMapped(perToken, responseMask, (v) => c(v) ** 2);
       metrics[`${p}_std`] = Math.sqrt(Math.max(meanSq - mean * mean, 0));
     } else {
       metrics[`${p}_std`] = 0;
@@ -544,8 +525,8 @@ export function rolloutRejectionMask(
       }
       if (rowRejected) rejectedRows++;
     }
-    const valid = countValid(responseMask);
-    metrics[`${p}_masked_fraction`] = rejectedTokens / (valid + 1e-8);
+    const valid = maskCountUnchecked(responseMask);
+    metrics[`${p}_masked_fraction`] = maskedMeanOf(rejectedTokens, valid);
     metrics[`${p}_seq_masked_fraction`] = nValidRows > 0 ? rejectedRows / nValidRows : 0;
   }
   const out = new Float32Array(n);
@@ -563,7 +544,7 @@ export function rolloutRejectionMask(
     }
     if (any) rowsRejected++;
   }
-  metrics.rollout_rs_masked_fraction = rejected / (countValid(responseMask) + 1e-8);
+  metrics.rollout_rs_masked_fraction = maskedMeanOf(rejected, maskCountUnchecked(responseMask));
   metrics.rollout_rs_seq_masked_fraction = rowsRejected / rows;
   return { mask: out, metrics };
 }
@@ -576,12 +557,12 @@ export function rolloutRejectionMask(
  */
 export function offPolicyMetrics(inputs: RolloutLogProbs, shape: Shape2): RolloutMetrics {
   const { oldLogProb, rolloutLogProb, responseMask } = inputs;
-  checkBatch(oldLogProb, responseMask, shape, 'old_log_prob');
-  checkBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
+  checkLogRatioBatch(oldLogProb, responseMask, shape, 'old_log_prob');
+  checkLogRatioBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
   const { rows, cols } = shape;
   const n = rows * cols;
-  const meanTrain = rowMaskedMeans(oldLogProb, responseMask, rows, cols);
-  const meanRollout = rowMaskedMeans(rolloutLogProb, responseMask, rows, cols);
+  const meanTrain = maskedRowMeansUnchecked(oldLogProb, responseMask, shape);
+  const meanRollout = maskedRowMeansUnchecked(rolloutLogProb, responseMask, shape);
   const lr = new Float64Array(n);
   for (let i = 0; i < n; i++)
     if (responseMask[i] !== 0) lr[i] = (oldLogProb[i] as number) - (rolloutLogProb[i] as number);
@@ -601,8 +582,8 @@ export function offPolicyMetrics(inputs: RolloutLogProbs, shape: Shape2): Rollou
   return {
     training_ppl: mean((b) => Math.exp(-(meanTrain[b] as number))),
     training_log_ppl: mean((b) => -(meanTrain[b] as number)),
-    kl: maskedMeanOf(lr, responseMask, (v) => -v),
-    k3_kl: maskedMeanOf(lr, responseMask, (v) => Math.exp(v) - v - 1),
+    kl: maskedMeanMapped(lr, responseMask, (v) => -v),
+    k3_kl: maskedMeanMapped(lr, responseMask, (v) => Math.exp(v) - v - 1),
     rollout_ppl: mean((b) => Math.exp(-(meanRollout[b] as number))),
     rollout_log_ppl: mean((b) => -(meanRollout[b] as number)),
     log_ppl_diff: d.mean,
@@ -610,7 +591,7 @@ export function offPolicyMetrics(inputs: RolloutLogProbs, shape: Shape2): Rollou
     log_ppl_diff_max: d.max,
     log_ppl_diff_min: d.min,
     ppl_ratio: mean((b) => Math.exp(diff[b] as number)),
-    chi2_token: maskedMeanOf(lr, responseMask, (v) => Math.exp(clampL(v)) ** 2) - 1,
+    chi2_token: maskedMeanMapped(lr, responseMask, (v) => Math.exp(clampL(v)) ** 2) - 1,
     chi2_seq: chiSeq / rows - 1,
   };
 }
@@ -643,8 +624,8 @@ export function rolloutCorrection(
   options: RolloutCorrectionOptions = {},
 ): RolloutCorrectionResult {
   const { oldLogProb, rolloutLogProb, responseMask } = inputs;
-  checkBatch(oldLogProb, responseMask, shape, 'old_log_prob');
-  checkBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
+  checkLogRatioBatch(oldLogProb, responseMask, shape, 'old_log_prob');
+  checkLogRatioBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
   const n = shape.rows * shape.cols;
   const logRatio = new Float64Array(n);
   for (let i = 0; i < n; i++) {

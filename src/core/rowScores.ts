@@ -14,15 +14,20 @@ import { LabError } from './errors.js';
 import { factorizeLabels, type GroupIds } from './groupwise.js';
 
 /** Throws SHAPE_MISMATCH unless `arr` has B·T entries (names the field and the shape). */
-export function checkMatrix(arr: ArrayLike<unknown>, shape: Shape2, field: string): void {
+export function checkMatrixLength(arr: ArrayLike<unknown>, shape: Shape2, field: string): void {
   checkLength(arr, shape.rows * shape.cols, field, `[${shape.rows},${shape.cols}]`);
 }
 
 /** Validates the shape and the lengths of a token-value matrix and its mask. */
-export function checkBatch(values: FloatArray, mask: MaskArray, shape: Shape2, valuesField: string): void {
+export function checkTokenBatch(
+  values: FloatArray,
+  mask: MaskArray,
+  shape: Shape2,
+  valuesField: string,
+): void {
   checkShape(shape);
-  checkMatrix(values, shape, valuesField);
-  checkMatrix(mask, shape, 'response_mask');
+  checkMatrixLength(values, shape, valuesField);
+  checkMatrixLength(mask, shape, 'response_mask');
 }
 
 function throwNonFinite(values: ArrayLike<number>, row: number, cols: number, field: string): never {
@@ -152,7 +157,7 @@ export function groupedRowScores(
   index: GroupLabels,
   shape: Shape2,
 ): GroupedScores {
-  checkBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
+  checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   const groups = factorizeLabels(index, shape.rows);
   return { scores: rowSums(tokenLevelRewards, shape), groups };
 }
@@ -347,7 +352,7 @@ export function broadcastRows(
   reuse?: Float32Array,
 ): Float32Array {
   const { rows, cols } = shape;
-  if (reuse !== undefined) checkMatrix(reuse, shape, 'out');
+  if (reuse !== undefined) checkMatrixLength(reuse, shape, 'out');
   const fresh = reuse === undefined;
   const out = reuse ?? new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {

@@ -12,6 +12,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
+import { maskedMeanOf } from './maskedPrimitives.js';
 
 /** The `[B,T]` inputs of verl `compute_value_loss`. */
 export interface ValueLossInputs {
@@ -80,5 +81,5 @@ export function valueLoss(
     }
   }
   const loss = 0.5 * aggLossNamed(losses, mask, shape, mode, agg, 'value loss (from vpreds/returns/values)');
-  return { loss, clipfrac: clipped / (tokens + 1e-8) };
+  return { loss, clipfrac: maskedMeanOf(clipped, tokens) };
 }

@@ -28,7 +28,6 @@ import {
   finishAgg,
   type LossAggMode,
   resolveAggOptions,
-  SEQ_TOKEN_MEAN_EPS,
 } from './aggLoss.js';
 import { checkLength, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
@@ -310,7 +309,7 @@ function vanillaRows(
     if (n > 0) {
       validRows++;
       sumValidRows += sum;
-      sumRowMeans += sum / (n + SEQ_TOKEN_MEAN_EPS);
+      sumRowMeans += maskedMeanOf(sum, n);
     }
   }
   addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);

@@ -34,8 +34,8 @@ import { evaluatePolicy, protocolSuccessProbability } from '../train/evaluate.js
 import {
   ascend,
   collectGroups,
-  groupAdvantages,
   reinforceGradient,
+  reinforceGroupAdvantages,
   updateDiagnostics,
 } from '../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from './options.js';
@@ -160,7 +160,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
     curves.protocol_prob.push(protocolSuccessProbability(logits)); // the policy that samples this batch
 
     const batch = collectGroups(logits, tasks, G, trainPolicyRng);
-    const advantages = groupAdvantages(batch, {
+    const advantages = reinforceGroupAdvantages(batch, {
       std: cfg.std,
       epsilon: cfg.epsilon,
       singleton: cfg.singleton,

@@ -18,7 +18,7 @@ import { aggLossGrad } from '../core/aggLoss.js';
 import { sampleTokenTask, type TokenTask } from '../envs/tokenArithmetic.js';
 import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
-import { groupAdvantages, packTranscripts, responseMaskFromRoles } from '../train/tokenLearner.js';
+import { packTranscripts, responseMaskFromRoles, tokenGroupAdvantages } from '../train/tokenLearner.js';
 import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
 import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
 import { defineOptions, option } from './options.js';
@@ -255,7 +255,7 @@ export function runTokenArm(
     }
 
     // --- GRPO advantages per group, then PPO epochs on the clipped loss aggregated by loss_agg_mode
-    const adv = groupAdvantages(scores, group, batch, mask, { std: cfg.std });
+    const adv = tokenGroupAdvantages(scores, group, batch, mask, { std: cfg.std });
     const weights = aggLossGrad(mask, batch.shape, spec.lossAggMode);
     const loss = { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio };
     const stats = learner.update(rows, batch, adv, mask, loss, cfg.ppo_epochs);

@@ -11,8 +11,8 @@ import {
   ascend,
   collectGroups,
   type GroupBatch,
-  groupAdvantages,
   reinforceGradient,
+  reinforceGroupAdvantages,
   updateDiagnostics,
 } from './groupReinforce.js';
 
@@ -73,9 +73,9 @@ describe('collectGroups', () => {
   });
 });
 
-describe('groupAdvantages (core GRPO kernel, population std)', () => {
+describe('reinforceGroupAdvantages (core GRPO kernel, population std)', () => {
   it('matches hand-computed advantages on all-wrong, all-right, mixed and singleton groups', () => {
-    const a = groupAdvantages(handBatch());
+    const a = reinforceGroupAdvantages(handBatch());
     // all-equal groups: exactly 0
     for (let i = 0; i < 8; i++) expect(a[i]).toBe(0);
     // mixed [1,0,0,0]: mean 1/4, population std sqrt(1/4 * 3/4) = sqrt(3)/4
@@ -87,17 +87,17 @@ describe('groupAdvantages (core GRPO kernel, population std)', () => {
   });
 
   it('unbiased std divides by sqrt(n-1) instead of sqrt(n); none only centres; singleton zero gives 0', () => {
-    const unbiased = groupAdvantages(handBatch(), { std: 'unbiased' });
+    const unbiased = reinforceGroupAdvantages(handBatch(), { std: 'unbiased' });
     expect(unbiased[8]).toBeCloseTo(0.75 / (Math.sqrt(0.75 / 3) + 1e-6), 12);
-    const none = groupAdvantages(handBatch(), { std: 'none' });
+    const none = reinforceGroupAdvantages(handBatch(), { std: 'none' });
     expect(none[8]).toBeCloseTo(0.75, 15);
     expect(none[9]).toBeCloseTo(-0.25, 15);
-    expect(groupAdvantages(handBatch(), { singleton: 'zero' })[12]).toBe(0);
+    expect(reinforceGroupAdvantages(handBatch(), { singleton: 'zero' })[12]).toBe(0);
   });
 
   it("singleton 'error' refuses a group of one", () => {
     try {
-      groupAdvantages(handBatch(), { singleton: 'error' });
+      reinforceGroupAdvantages(handBatch(), { singleton: 'error' });
       expect.unreachable();
     } catch (e) {
       expect(isLabError(e) && e.code).toBe('SINGLETON_GROUP');
@@ -108,7 +108,7 @@ describe('groupAdvantages (core GRPO kernel, population std)', () => {
 describe('updateDiagnostics', () => {
   it('counts group kinds and zero advantages on the hand-made batch', () => {
     const batch = handBatch();
-    const d = updateDiagnostics(batch, groupAdvantages(batch));
+    const d = updateDiagnostics(batch, reinforceGroupAdvantages(batch));
     expect(d).toEqual({
       allWrong: 1 / 4,
       allRight: 1 / 4,
@@ -117,7 +117,7 @@ describe('updateDiagnostics', () => {
       zeroAdvantage: 8 / 13, // the 4 + 4 members of the two constant groups
       success: 6 / 13,
     });
-    const dz = updateDiagnostics(batch, groupAdvantages(batch, { singleton: 'zero' }));
+    const dz = updateDiagnostics(batch, reinforceGroupAdvantages(batch, { singleton: 'zero' }));
     expect(dz.zeroAdvantage).toBe(9 / 13);
   });
 });
@@ -160,7 +160,7 @@ describe('reinforceGradient', () => {
   it('is exactly zero when every group is constant (no signal from all-wrong / all-right groups)', () => {
     const batch = handBatch();
     const episodes = batch.episodes.slice(0, 8);
-    const adv = groupAdvantages({
+    const adv = reinforceGroupAdvantages({
       ...batch,
       episodes,
       rewards: batch.rewards.slice(0, 8),
@@ -172,7 +172,7 @@ describe('reinforceGradient', () => {
 
   it('a small ascent step increases J (the step goes uphill)', () => {
     const batch = handBatch();
-    const adv = Array.from(groupAdvantages(batch));
+    const adv = Array.from(reinforceGroupAdvantages(batch));
     const z = createLogits();
     const before = objective(z, batch.episodes, adv, 1 / adv.length);
     const grad = reinforceGradient(z, batch.episodes, adv);

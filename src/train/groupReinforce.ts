@@ -85,7 +85,7 @@ export const TEACHING_ADVANTAGE: GroupAdvantageOptions = Object.freeze({
  * One advantage per episode by the core GRPO kernel (verl `compute_grpo_outcome_advantage`, scalar
  * form): a_i = (r_i - mean_g) / (std_g + eps), grouped by task.
  */
-export function groupAdvantages(
+export function reinforceGroupAdvantages(
   batch: GroupBatch,
   options: Partial<GroupAdvantageOptions> = {},
 ): Float64Array {

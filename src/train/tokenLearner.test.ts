@@ -20,7 +20,7 @@ import { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import {
   gatherLogProbs,
-  groupAdvantages,
+  tokenGroupAdvantages,
   MASK_RULES,
   outcomeTokenRewards,
   packTranscripts,
@@ -111,7 +111,7 @@ describe('packing, masks and rewards', () => {
     expect(r.reduce((x, y) => x + y, 0)).toBe(3.5);
     // one group of three: scores 1, 0.5, 2 -> mean 7/6, unbiased std sqrt(((1/6)^2+(2/3)^2+(5/6)^2)/2)
     const mask = responseMaskFromRoles(b, 'model_tokens');
-    const adv = groupAdvantages([1, 0.5, 2], ['g', 'g', 'g'], b, mask);
+    const adv = tokenGroupAdvantages([1, 0.5, 2], ['g', 'g', 'g'], b, mask);
     const std = Math.sqrt(((1 / 6) ** 2 + (2 / 3) ** 2 + (5 / 6) ** 2) / 2);
     expect(adv[0]).toBeCloseTo((1 - 7 / 6) / (std + 1e-6), 6);
     expect(adv[1]).toBe(0); // env token, mask 0
@@ -135,7 +135,7 @@ describe('tokenLossAndGrad: chained gradient vs finite differences', () => {
           old.logits[i] = (old.logits[i] as number) + (jitter.next() - 0.5) * 0.8;
         const oldLp = gatherLogProbs(old.logProbabilities(), VOCAB_SIZE, batch);
         const scores = eps.map((_, i) => (i % 3 === 0 ? 1 : i % 3 === 1 ? 0 : 0.4));
-        const adv = groupAdvantages(
+        const adv = tokenGroupAdvantages(
           scores,
           eps.map((_, i) => i % 4),
           batch,
@@ -178,7 +178,7 @@ describe('training on environment tokens changes the next decision', () => {
       const policy = new ContextPolicy(contextCount(3), VOCAB_SIZE);
       const mask = responseMaskFromRoles(batch, rule);
       const old = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
-      const adv = groupAdvantages([1, 0], [0, 0], batch, mask);
+      const adv = tokenGroupAdvantages([1, 0], [0, 0], batch, mask);
       ppoUpdate(
         policy,
         new Optimizer(policy.logits.length, { kind: 'sgd', learningRate: 1 }),
@@ -203,7 +203,7 @@ describe('training on environment tokens changes the next decision', () => {
     const batch = packTranscripts(eps);
     const mask = responseMaskFromRoles(batch, 'model_tokens');
     const old = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
-    const adv = groupAdvantages(
+    const adv = tokenGroupAdvantages(
       eps.map((e) => e.score + e.modelTokens * 0.01),
       eps.map((_, i) => i % 2),
       batch,

@@ -146,7 +146,7 @@ export function outcomeTokenRewards(scores: ArrayLike<number>, batch: PackedBatc
  * GRPO advantages `[B,T]` (core `grpoAdvantage`, verl `compute_grpo_outcome_advantage`; defaults are
  * verl's: unbiased std, eps 1e-6, singleton mean 0 / std 1) from per-row scores and group labels.
  */
-export function groupAdvantages(
+export function tokenGroupAdvantages(
   scores: ArrayLike<number>,
   index: GroupLabels,
   batch: PackedBatch,
