@@ -74,6 +74,15 @@ export async function run(): Promise<BenchRow[]> {
       'same batch, Uint8Array mask; floor copies rewards + the uint8 mask',
     ],
     [
+      'grpoVectorizedAdvantage, float32 mask, reused out',
+      () =>
+        grpoVectorizedAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape, {
+          out: reused,
+        }),
+      floorF32,
+      'as_torch_index + float32 group_mean_std emulation, writing into a preallocated output (like-for-like)',
+    ],
+    [
       'grpoVectorizedAdvantage, float32 mask (allocating)',
       () => grpoVectorizedAdvantage({ tokenLevelRewards: rewards, responseMask: mask, index }, shape),
       floorF32,

@@ -12,6 +12,7 @@
  * Inputs come from a fixed LCG, so every run times the same batch.
  */
 import { aggLoss } from '../src/core/aggLoss.js';
+import { fastExp } from '../src/core/fastExp.js';
 import { policyLossVanilla } from '../src/core/vanillaPolicyLoss.js';
 import type { BenchRow } from './run.js';
 import { type PairedTiming, timePaired } from './timing.js';
@@ -53,6 +54,11 @@ function buildBatch() {
 /** `out = exp(lp − old)` over `[i0, i1)`; called in chunks like the kernels (V8 then optimises it whole). */
 function expChunk(lp: Float32Array, old: Float32Array, out: Float32Array, i0: number, i1: number): void {
   for (let i = i0; i < i1; i++) out[i] = Math.exp((lp[i] as number) - (old[i] as number));
+}
+
+/** {@link expChunk} with the kernel's table-driven exp (src/core/fastExp.ts). */
+function fastExpChunk(lp: Float32Array, old: Float32Array, out: Float32Array, i0: number, i1: number): void {
+  for (let i = i0; i < i1; i++) out[i] = fastExp((lp[i] as number) - (old[i] as number));
 }
 
 /** Timed pairs per kernel: fewer than timing.ts's default 11, since every call streams 64 MB arrays. */
@@ -131,6 +137,17 @@ export async function run(): Promise<BenchRow[]> {
         REPEATS,
       ),
       'read lp, old; write exp(lp - old): the cost of the exp the loss must evaluate',
+    ),
+    row(
+      "exp only (fastExp loop, the kernel's exp)",
+      timePaired(
+        () => {
+          for (let i = 0; i < n; i += 16384) fastExpChunk(lp, old, out, i, Math.min(n, i + 16384));
+        },
+        floorPolicy,
+        REPEATS,
+      ),
+      'read lp, old; write fastExp(lp - old): the table-driven exp the vanilla loss uses',
     ),
     row(
       'aggLoss token-mean',

@@ -373,6 +373,26 @@ describe('grpoVectorizedAdvantage (compute_grpo_vectorized_outcome_advantage)', 
     expect(advantages[2]).toBe(0);
   });
 
+  it('out: writes into the given buffer (padding and stale values overwritten) and returns it', () => {
+    const shape = { rows: 3, cols: 3 };
+    const batch = {
+      tokenLevelRewards: Float32Array.from([0, 1, 0, 0, 0, 0, 0, 0.5, 0]),
+      responseMask: Float32Array.from([1, 1, 0, 1, 0, 0, 1, 1, 1]),
+      index: ['a', 'a', 'a'],
+    };
+    const fresh = grpoVectorizedAdvantage(batch, shape);
+    const out = new Float32Array(9).fill(7);
+    const reused = grpoVectorizedAdvantage(batch, shape, { out });
+    expect(reused.advantages).toBe(out);
+    expect(reused.returns).toBe(out);
+    expect(Array.from(out)).toEqual(Array.from(fresh.advantages));
+    expectLabError(
+      () => grpoVectorizedAdvantage(batch, shape, { out: new Float32Array(8) }),
+      'SHAPE_MISMATCH',
+      'out',
+    );
+  });
+
   it('numeric-string labels merge ("1" = "01") where the loop version keeps them apart', () => {
     const shape = { rows: 2, cols: 1 };
     const mask = new Float32Array([1, 1]);

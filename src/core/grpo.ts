@@ -335,10 +335,11 @@ export interface VectorizedGroupNormOptions {
   /** 'unbiased' divides by the floored std (verl's default); 'none' is norm_adv_by_std_in_grpo=false. */
   std?: 'unbiased' | 'none';
   /** Variance floor AND the constant added to the std (verl passes the same epsilon to both). */
-  epsilon?: number;
+  epsilon?: number /** A [B,T] Float32Array to overwrite with the result (reuse across steps); default a new array. */;
+  out?: Float32Array;
 }
 
-const VECTORIZED_DEFAULTS: Required<VectorizedGroupNormOptions> = Object.freeze({
+const VECTORIZED_DEFAULTS: Required<Omit<VectorizedGroupNormOptions, 'out'>> = Object.freeze({
   std: 'unbiased',
   epsilon: 1e-6,
 });
@@ -369,7 +370,8 @@ export function canonicalGroupIds(index: GroupLabels, rows: number, field = 'ind
  * `group_mean_std` (one-pass variance `(Σs² − (Σs)²/n)/max(n−1,1)`, `std = sqrt(max(var, eps))`,
  * singletons mean 0 / std 1), then `a = (s − mean)/(std + eps)` in float32 (or `s − mean`), × mask.
  * Differs from {@link grpoAdvantage} on (near-)constant groups: std ≥ sqrt(eps) and the one-pass
- * float32 variance can be a rounding residue instead of 0. `returns` is the same array object.
+ * float32 variance can be a rounding residue instead of 0. `returns` is the same array object;
+ * `out` reuses a [B,T] buffer (it is then the returned array; padding is overwritten with 0).
  */
 export function grpoVectorizedAdvantage(
   inputs: OutcomeBatch,
@@ -377,7 +379,8 @@ export function grpoVectorizedAdvantage(
   options?: VectorizedGroupNormOptions,
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
-  const o = { ...VECTORIZED_DEFAULTS, ...options };
+  const { out, ...normOptions } = options ?? {};
+  const o = { ...VECTORIZED_DEFAULTS, ...normOptions };
   if (o.std !== 'unbiased' && o.std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_vectorized supports 'unbiased' or 'none', got '${o.std}'`, {
       details: { field: 'std', value: o.std },
@@ -400,6 +403,6 @@ export function grpoVectorizedAdvantage(
       throw degenerateStdError(perRow[b] as number, index[b] as GroupLabel, b);
     }
   }
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, scanMask(responseMask, shape), out);
   return { advantages, returns: advantages };
 }

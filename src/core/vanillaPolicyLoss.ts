@@ -31,6 +31,7 @@ import {
 } from './aggLoss.js';
 import { checkLength, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
+import { fastExp } from './fastExp.js';
 import { maskedMeanOf } from './maskedPrimitives.js';
 import {
   checkPolicyInputs,
@@ -201,6 +202,33 @@ const CHECK = KL + 3;
 const ACC_SLOTS = KL + 4;
 
 /**
+ * 0 when every value of `old`, `lp`, `adv` (and `w`) in `[from, to)` is finite, NaN otherwise: the
+ * values are summed in float64 (float32 inputs cannot overflow there; a float64 input that does only
+ * sends the caller to the exact slow path), in two independent sums so that the loop is bound by
+ * the loads rather than by the latency of one running addition.
+ */
+function paddingCheck(
+  old: FloatArray,
+  lp: FloatArray,
+  adv: FloatArray,
+  w: FloatArray | null,
+  from: number,
+  to: number,
+): number {
+  let s0 = 0;
+  let s1 = 0;
+  let i = from;
+  for (; i + 1 < to; i += 2) {
+    s0 += (lp[i] as number) + (old[i] as number) + (adv[i] as number);
+    s1 += (lp[i + 1] as number) + (old[i + 1] as number) + (adv[i + 1] as number);
+  }
+  if (i < to) s0 += (lp[i] as number) + (old[i] as number) + (adv[i] as number);
+  if (w !== null) for (let j = from; j < to; j++) s1 += w[j] as number;
+  const s = s0 + s1;
+  return s - s;
+}
+
+/**
  * Rows `[b0, b1)` of the fused pass, adding into `acc`. The batch is cut into calls of about
  * {@link TOKENS_PER_CALL} tokens so that V8 optimises this function as a whole after a few calls;
  * one call per batch would run through on-stack replacement, whose code deoptimises at the loop
@@ -245,14 +273,7 @@ function vanillaRows(
     while (end > start && mask[end - 1] === 0) end--;
     if (end < rowEnd) {
       out.fill(0, end, rowEnd);
-      if (padCheck) {
-        for (let i = end; i < rowEnd; i++) {
-          const dp = (lp[i] as number) - (old[i] as number);
-          const ap = adv[i] as number;
-          check += dp - dp + (ap - ap);
-          if (w !== null) check += (w[i] as number) - (w[i] as number);
-        }
-      }
+      if (padCheck) check += paddingCheck(old, lp, adv, w, end, rowEnd);
     }
     let sum = 0;
     let n = 0;
@@ -291,7 +312,7 @@ function vanillaRows(
         ratio = hi;
         clip++;
       } else live = true;
-      if (live) ratio = Math.exp(l);
+      if (live) ratio = fastExp(l);
       let loss = -a * ratio;
       if (w !== null) {
         const wi = w[i] as number;
