@@ -1,57 +1,220 @@
 /**
- * reasoning-rl-labs public API: the verl-exact kernels (src/core), seeded streams, the environments,
- * policies and learners of the experiments, the rollout-dump audit and the HTML reports.
- * The agent environment and the token-level environment are exported as namespaces
- * (`toolEnv`, `tokenEnv`) because they share vocabulary names (actions, stages).
+ * reasoning-rl-labs: the public library entry. A deliberate list, grouped by what a user does with
+ * it; every name below is documented where it is defined (formula, shapes, defaults, the verl/TRL
+ * name). Anything not listed here (validators, accumulator layouts, unchecked primitives, group-id
+ * helpers) is internal and may change without notice. docs/kernels-api.md explains each group.
+ *
+ * Kernels take their `[B,T]` arrays as ONE named object (verl's argument names in camelCase), then
+ * the shape, then options: `policyLossVanilla({ oldLogProb, logProb, advantages, responseMask },
+ * { rows, cols }, { clipRatio: 0.2 })`. A swapped argument is a type error, not a wrong number.
  */
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by topic, not sorted by path
 
-export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
-export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
-export * from './core/aggLoss.js';
-export * from './core/batch.js';
-export * from './core/bypassLoss.js';
-export * from './core/cispoLoss.js';
-export * from './core/covarianceLosses.js';
-export * from './core/entropy.js';
-export * from './core/errors.js';
-export * from './core/ess.js';
-export * from './core/gae.js';
-export * from './core/gpg.js';
-export * from './core/groupDiagnostics.js';
-export * from './core/groupwise.js';
-export * from './core/grpo.js';
-export * from './core/grpoPassk.js';
-export * from './core/kl.js';
-export * from './core/klReward.js';
-export * from './core/lagStats.js';
-export * from './core/logProbLosses.js';
-export * from './core/masked.js';
-export * from './core/opo.js';
-export * from './core/optimalTokenBaseline.js';
-export * from './core/policyLossInputs.js';
-export * from './core/presets.js';
-export * from './core/reinforcePlusPlus.js';
-export * from './core/remax.js';
-export * from './core/rloo.js';
-export * from './core/rolloutCorrection.js';
-export * from './core/rowScores.js';
-export * from './core/sapoLoss.js';
-export * from './core/sequenceRatioLosses.js';
-export * from './core/stats.js';
-export * from './core/vanillaPolicyLoss.js';
+// ── Errors and batch types ─────────────────────────────────────────────────────────────────────
+export { isLabError, LabError, type LabErrorCode, type LabErrorOptions } from './core/errors.js';
+export type {
+  FloatArray,
+  GroupLabel,
+  GroupLabels,
+  MaskArray,
+  OutcomeBatch,
+  Shape2,
+} from './core/batch.js';
+
+// ── Advantages (verl `compute_*_outcome_advantage`, GAE) ───────────────────────────────────────
+export {
+  type AdvantageReturn,
+  GRPO_DEFAULTS,
+  type GroupNormOptions,
+  type GrpoAdvantageOptions,
+  grpoAdvantage,
+  grpoScalarAdvantages,
+  grpoVectorizedAdvantage,
+  type SingletonRule,
+  type StdKind,
+  type VectorizedGroupNormOptions,
+} from './core/grpo.js';
+export { rlooAdvantage, rlooVectorizedAdvantage } from './core/rloo.js';
+export { opoAdvantage } from './core/opo.js';
+export { GPG_DEFAULTS, type GpgOptions, gpgAdvantage } from './core/gpg.js';
+export { PASSK_DEFAULTS, type PasskOptions, grpoPasskAdvantage } from './core/grpoPassk.js';
+export { type RemaxInputs, remaxAdvantage } from './core/remax.js';
+export {
+  REINFORCE_PLUS_PLUS_DEFAULTS,
+  type ReinforcePlusPlusInputs,
+  type ReinforcePlusPlusOptions,
+  reinforcePlusPlusAdvantage,
+  reinforcePlusPlusBaselineAdvantage,
+} from './core/reinforcePlusPlus.js';
+export {
+  MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS,
+  multiTurnOptimalTokenBaselineAdvantage,
+  OPTIMAL_TOKEN_BASELINE_DEFAULTS,
+  type OptimalTokenBaselineInputs,
+  type OptimalTokenBaselineOptions,
+  type OptimalTokenBaselineResult,
+  optimalTokenBaselineAdvantage,
+} from './core/optimalTokenBaseline.js';
+export { type GaeInputs, type GaeOptions, type GaeResult, gaeAdvantageReturn } from './core/gae.js';
+export {
+  CONVENTION_PRESETS,
+  type ConventionPreset,
+  type ConventionSpec,
+  conventionSpec,
+  presetAdvantages,
+} from './core/presets.js';
+
+// ── Policy, value and entropy losses (verl `compute_policy_loss_*`, rollout correction) ─────────
+export type {
+  ClipRatioOptions,
+  CommonLossOptions,
+  PolicyLossInputs,
+  PolicyLossMetrics,
+  PolicyLossOutput,
+  ReinforceLossInputs,
+} from './core/policyLossInputs.js';
+export {
+  type PolicyLossResult,
+  policyLossVanilla,
+  policyLossVanillaGrad,
+  VANILLA_DEFAULTS,
+  type VanillaLossOptions,
+} from './core/vanillaPolicyLoss.js';
+export {
+  type GeoMeanLossOutput,
+  GSPO_MAX_LOG_SEQ_RATIO,
+  policyLossGeoMean,
+  policyLossGspo,
+} from './core/sequenceRatioLosses.js';
+export { policyLossSapo, type SapoOptions } from './core/sapoLoss.js';
+export { policyLossCispo } from './core/cispoLoss.js';
+export { policyLossGpg, policyLossReinforce } from './core/logProbLosses.js';
+export {
+  type ClipCovOptions,
+  type KlCovOptions,
+  policyLossClipCov,
+  policyLossKlCov,
+} from './core/covarianceLosses.js';
+export {
+  type BypassLossOptions,
+  type BypassLossResult,
+  type BypassLossType,
+  policyLossBypass,
+} from './core/bypassLoss.js';
+export {
+  type LogRatioBatch,
+  offPolicyMetrics,
+  parseRejectionRules,
+  type RejectionResult,
+  ROLLOUT_IS_DEFAULTS,
+  RS_OPTIONS,
+  type RolloutCorrectionOptions,
+  type RolloutCorrectionResult,
+  type RolloutIsLevel,
+  type RolloutIsNormalization,
+  type RolloutIsOptions,
+  type RolloutIsResult,
+  type RolloutLogProbs,
+  type RolloutMetrics,
+  type RsOption,
+  type RsRule,
+  rolloutCorrection,
+  rolloutIsWeights,
+  rolloutRejectionMask,
+} from './core/rolloutCorrection.js';
+export { type ValueLossInputs, type ValueLossResult, valueLoss } from './core/valueLoss.js';
+export {
+  computeEntropyLoss,
+  type EntropyLossInputs,
+  entropyFromLogits,
+  type Shape3,
+} from './core/entropy.js';
+
+// ── Loss aggregation (verl `agg_loss`) ──────────────────────────────────────────────────────────
+export {
+  type AggDenominator,
+  type AggLossInputs,
+  type AggOptions,
+  aggLoss,
+  aggLossDenominator,
+  aggLossGrad,
+  LOSS_AGG_MODES,
+  type LossAggMode,
+} from './core/aggLoss.js';
+
+// ── KL (verl `kl_penalty`, `apply_kl_penalty`, `compute_rewards`, the KL controllers) ──────────
+export {
+  adaptiveKlUpdate,
+  applyKlPenalty,
+  createKlController,
+  K3_LOG_RATIO_CLAMP,
+  K3_VALUE_CLAMP,
+  KL_PENALTY_NAMES,
+  type KlController,
+  type KlControllerConfig,
+  type KlPenaltyInputs,
+  type KlPenaltyName,
+  type KlPenaltyOptions,
+  type KlRewardInputs,
+  type KlRewardResult,
+  klPenalty,
+} from './core/kl.js';
+export { computeRewards, type KlRatioRewardInputs } from './core/klReward.js';
+
+// ── Masked reductions (verl `verl/utils/torch_functional.py`) ──────────────────────────────────
+export {
+  type MaskedValues,
+  type MaskedVarOptions,
+  type MaskedWhitenOptions,
+  maskedMean,
+  maskedRowMeans,
+  maskedRowSums,
+  maskedSum,
+  maskedVar,
+  maskedWhiten,
+} from './core/masked.js';
+
+// ── Diagnostics: zero-variance groups, importance weights and ESS, ratio statistics by lag ─────
+export {
+  type ClassifyOptions,
+  classifyGroups,
+  countGroupKinds,
+  type GroupKind,
+  type GroupKindCounts,
+  type GroupSummary,
+} from './core/groupDiagnostics.js';
+export {
+  importanceRatios,
+  type KishEss,
+  kishEss,
+  LOG_RATIO_CLAMP,
+  truncateWeights,
+} from './core/ess.js';
+export {
+  DEFAULT_LAG_BUCKETS,
+  type LagBucket,
+  type RatioStats,
+  ratioStats,
+  ratioStatsByLag,
+} from './core/lagStats.js';
+
+// ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
+export { Rng } from './random.js';
+
+// ── Environments (namespaces: both define actions and stages) ──────────────────────────────────
 export * as tokenEnv from './envs/tokenArithmetic.js';
 export * as toolEnv from './envs/toolArithmetic.js';
-export type * from './experiments/types.js';
-export { ContextPolicy, chainLogProbGrad } from './policy/contextPolicy.js';
+
+// ── Policies ────────────────────────────────────────────────────────────────────────────────────
+export { ContextPolicy, type ContextPolicyInit, chainLogProbGrad } from './policy/contextPolicy.js';
 export * as tabularPolicy from './policy/tabular.js';
-export { Rng } from './random.js';
-export { type HtmlReportOptions, type HtmlReportResult, writeHtmlReport } from './report/html.js';
-export { type PlotSpec, planPlots } from './report/plotData.js';
+
+// ── Learners: group REINFORCE, token-level PPO, the async rollout/trainer simulation ───────────
 export { Optimizer, type OptimizerKind, type OptimizerOptions } from './train/adam.js';
-export * from './train/asyncLearner.js';
-export * from './train/eventSim.js';
-export * from './train/generationLength.js';
 export {
+  collectGroups,
+  type GroupAdvantageOptions,
+  type GroupBatch,
   reinforceGradient,
   reinforceGroupAdvantages,
 } from './train/groupReinforce.js';
@@ -60,6 +223,9 @@ export {
   type MaskRule,
   outcomeTokenRewards,
   type PackedBatch,
+  PPO_UPDATE_DEFAULTS,
+  type PpoUpdateOptions,
+  type PpoUpdateStats,
   packTranscripts,
   ppoUpdate,
   responseMaskFromRoles,
@@ -67,3 +233,31 @@ export {
   tokenGroupAdvantages,
   tokenLossAndGrad,
 } from './train/tokenLearner.js';
+export {
+  ASYNC_LEARNER_DEFAULTS,
+  type AsyncLearnerOptions,
+  type AsyncLearnerResult,
+  type AsyncLearnerStreams,
+  CORRECTIONS,
+  type Correction,
+  runAsyncLearner,
+} from './train/asyncLearner.js';
+export {
+  EVENT_SIM_DEFAULTS,
+  type EventSimOptions,
+  type RolloutMode,
+  type SimResult,
+  simulateRollout,
+} from './train/eventSim.js';
+export { LENGTH_DEFAULTS, type LengthModel, sampleActionTokens } from './train/generationLength.js';
+
+// ── Experiments ─────────────────────────────────────────────────────────────────────────────────
+export { experimentNames, loadExperiment } from './experiments/registry.js';
+export { runSeeds } from './experiments/multiSeed.js';
+export type * from './experiments/types.js';
+
+// ── Audit of rollout dumps, and reports ─────────────────────────────────────────────────────────
+export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
+export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
+export { type HtmlReportOptions, type HtmlReportResult, writeHtmlReport } from './report/html.js';
+export { type PlotSpec, planPlots, type ReportPlan } from './report/plotData.js';

@@ -47,6 +47,7 @@ export type LossAggMode =
   | 'seq-mean-token-mean'
   | 'seq-mean-token-sum-norm';
 
+/** verl's four `loss_agg_mode` names, in the order of the table in the file header. */
 export const LOSS_AGG_MODES: readonly LossAggMode[] = [
   'token-mean',
   'seq-mean-token-sum',
@@ -287,7 +288,7 @@ function aggSlow(
 }
 
 /**
- * The fused passes (this file's {@link aggRows}, policyLoss.ts's vanilla pass) accumulate into a
+ * The fused passes (this file's {@link aggRows}, vanillaPolicyLoss.ts's fused pass) accumulate into a
  * float64 array whose first {@link AGG_SUM_SLOTS} slots are the {@link AggSums}: sumAll, sumValidRows,
  * sumRowMeans, validTokens, validRows. Adds one call's partial sums there (once per call, never per
  * token).

@@ -36,11 +36,14 @@ export function checkLength(
   field: string,
   shapeText: string,
 ): void {
-  if (arr.length !== expected) {
+  // `arr?.length`: a JavaScript caller that passes the arrays positionally (or leaves a field out of
+  // the inputs object) gets this error naming the field, not a TypeError
+  const actual = (arr as ArrayLike<unknown> | undefined)?.length;
+  if (actual !== expected) {
     throw new LabError(
       'SHAPE_MISMATCH',
-      `${field}: expected ${expected} values for shape ${shapeText}, got ${arr.length}`,
-      { details: { field, expected, actual: arr.length } },
+      `${field}: expected ${expected} values for shape ${shapeText}, got ${actual === undefined ? 'no array' : actual}`,
+      { details: { field, expected, actual } },
     );
   }
 }

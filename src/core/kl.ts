@@ -44,6 +44,7 @@ export interface KlRewardInputs {
 }
 
 export type KlPenaltyName = 'kl' | 'k1' | 'abs' | 'mse' | 'k2' | 'low_var_kl' | 'k3';
+/** Every `kl_penalty` name verl accepts at the pinned commit (aliases included: k1 = kl, k2 = mse, k3 = low_var_kl). */
 export const KL_PENALTY_NAMES: readonly KlPenaltyName[] = [
   'kl',
   'k1',
@@ -56,6 +57,7 @@ export const KL_PENALTY_NAMES: readonly KlPenaltyName[] = [
 
 /** verl's clamp of the k3 log-ratio and of the k3 value. */
 export const K3_LOG_RATIO_CLAMP = 20;
+/** verl's clamp of the k3 (low_var_kl) value: `clamp(kl, -10, 10)`. */
 export const K3_VALUE_CLAMP = 10;
 
 /** Throws NOT_SUPPORTED for `full` and `+` names (verl raises), UNKNOWN_MODE for anything else. */

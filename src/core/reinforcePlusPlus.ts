@@ -35,6 +35,7 @@ export interface ReinforcePlusPlusOptions {
   gamma?: number;
 }
 
+/** verl's default: `gamma` 1 (undiscounted returns). */
 export const REINFORCE_PLUS_PLUS_DEFAULTS: Readonly<Required<ReinforcePlusPlusOptions>> = Object.freeze({
   gamma: 1,
 });

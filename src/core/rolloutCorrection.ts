@@ -66,6 +66,7 @@ export interface RolloutIsOptions {
   normalization?: RolloutIsNormalization;
 }
 
+/** verl's `rollout_is*` defaults (token level, threshold 2.0, no batch normalisation). */
 export const ROLLOUT_IS_DEFAULTS: Readonly<Required<RolloutIsOptions>> = Object.freeze({
   level: 'token',
   threshold: 2.0,
@@ -95,6 +96,7 @@ export type RsOption =
   | 'seq_max_k2'
   | 'seq_max_k3';
 
+/** Every `rollout_rs` rejection option verl accepts (comma-separated in its config). */
 export const RS_OPTIONS: readonly RsOption[] = [
   'token_k1',
   'token_k2',

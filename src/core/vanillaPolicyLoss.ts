@@ -62,6 +62,7 @@ export interface VanillaLossOptions {
   out?: Float32Array | null;
 }
 
+/** verl's ActorConfig defaults: clip 0.2 both sides, dual clip c = 3, log-ratio clamp 20, token-mean. */
 export const VANILLA_DEFAULTS = Object.freeze({
   clipRatio: 0.2,
   clipRatioLow: null,
