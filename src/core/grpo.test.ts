@@ -192,7 +192,10 @@ describe('grpoAdvantage ([B,T] compute_grpo_outcome_advantage)', () => {
     const u = 2 ** -21;
     const r = Float32Array.from([2, 2 + u, 2, 2 + 2 * u]);
     const m = Float32Array.from([1, 1, 1, 1]);
-    const { advantages } = grpoAdvantage(r, m, ['g', 'g', 'g', 'g'], { rows: 4, cols: 1 });
+    const { advantages } = grpoAdvantage(
+      { tokenLevelRewards: r, responseMask: m, index: ['g', 'g', 'g', 'g'] },
+      { rows: 4, cols: 1 },
+    );
     expect(Array.from(advantages)).toEqual([-0.3228773, 0, -0.3228773, 0.3228773].map(Math.fround));
     const f64 = grpoScalarAdvantages(Array.from(r), ['g', 'g', 'g', 'g']);
     expect(f64[0]).toBeCloseTo(-0.245533, 5);
