@@ -20,12 +20,12 @@ import { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import {
   gatherLogProbs,
-  tokenGroupAdvantages,
   MASK_RULES,
   outcomeTokenRewards,
   packTranscripts,
   ppoUpdate,
   responseMaskFromRoles,
+  tokenGroupAdvantages,
   tokenLossAndGrad,
 } from './tokenLearner.js';
 
