@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
-import { grpoScalarAdvantages } from './advantage.js';
 import { redistributeAdvantages } from './advantageRedistribution.js';
+import { grpoScalarAdvantages } from './grpo.js';
 
 /** A random batch of groups: per row a group label, a 0/1 pass and an integer quality (ties likely). */
 const batchArb = fc

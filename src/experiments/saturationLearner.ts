@@ -28,10 +28,10 @@ import type { Rng } from '../random.js';
 import type { Optimizer } from '../train/adam.js';
 import {
   gatherLogProbs,
-  groupAdvantages,
   packTranscripts,
   ppoUpdate,
   responseMaskFromRoles,
+  tokenGroupAdvantages,
 } from '../train/tokenLearner.js';
 import { type RankerName, type Rubric, rankerScores, trajectoryFeatures } from './rankers.js';
 
@@ -161,7 +161,7 @@ export function saturationUpdate(
   // --- advantages: GRPO on the 0/1 outcome, plus the redistribution inside all-right groups
   const batch = packTranscripts(episodes);
   const mask = responseMaskFromRoles(batch, 'model_tokens');
-  const adv = groupAdvantages(passed, index, batch, mask, { std: s.std });
+  const adv = tokenGroupAdvantages(passed, index, batch, mask, { std: s.std });
   let tiedGroups = 0;
   let redistributedGroups = 0;
   if (s.ranker !== null) {
