@@ -1,5 +1,5 @@
 /**
- * verl `compute_policy_loss_cispo` (CISPO, `"cispo"`; spec §5.1): the clipped ratio as a
+ * verl `compute_policy_loss_cispo` (CISPO, `"cispo"`; docs/verl-semantics.md §5.1): the clipped ratio as a
  * stop-gradient weight on the log-prob (REINFORCE-style gradient that is never zeroed).
  */
 import { aggLossNamed, type LossAggMode, resolveAggOptions } from './aggLoss.js';

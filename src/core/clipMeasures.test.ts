@@ -193,9 +193,13 @@ describe('clippedMovedFurther', () => {
   });
 
   it('counts the same tokens as pg_clipfrac + pg_clipfrac_lower of the core kernel', async () => {
-    const { policyLossVanilla } = await import('./policyLoss.js');
+    const { policyLossVanilla } = await import('./vanillaPolicyLoss.js');
     const mask = new Float32Array(n).fill(1);
-    const m = policyLossVanilla(old, before, adv, mask, shape, { clipRatio: 0.2, clipRatioC: 3 }).metrics;
+    const m = policyLossVanilla(
+      { oldLogProb: old, logProb: before, advantages: adv, responseMask: mask },
+      shape,
+      { clipRatio: 0.2, clipRatioC: 3 },
+    ).metrics;
     const r = clippedMovedFurther(old, before, after, adv, mask, shape, clip);
     expect(r.clipped / n).toBeCloseTo(m.pg_clipfrac + m.pg_clipfrac_lower, 6);
   });

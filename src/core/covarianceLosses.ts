@@ -1,6 +1,6 @@
 /**
  * Policy losses that single out the tokens with the largest advantage/log-prob covariance (Cui et
- * al. 2025; spec §5.1): Clip-Cov (`"clip_cov"`, cuts their gradient) and KL-Cov (`"kl_cov"`, adds
+ * al. 2025; docs/verl-semantics.md §5.1): Clip-Cov (`"clip_cov"`, cuts their gradient) and KL-Cov (`"kl_cov"`, adds
  * a KL penalty on them).
  */
 import { aggLossNamed, type LossAggMode } from './aggLoss.js';

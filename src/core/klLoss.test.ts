@@ -13,17 +13,17 @@ describe('klLossGrad (verl use_kl_loss)', () => {
     const shape = { rows: 2, cols: 3 };
     for (const name of KL_PENALTY_NAMES) {
       for (const mode of LOSS_AGG_MODES) {
-        const kld = klPenalty(lp, ref, name, { shape, mask });
-        expect(klLossGrad(lp, ref, mask, shape, name, mode).loss).toBe(aggLoss(kld, mask, shape, mode));
+        const kld = klPenalty({ logprob: lp, refLogprob: ref }, name, { shape, mask });
+        expect(klLossGrad({ logProb: lp, refLogProb: ref, mask }, shape, name, mode).loss).toBe(
+          aggLoss({ lossMat: kld, lossMask: mask }, shape, mode),
+        );
       }
     }
   });
 
   it('low_var_kl by hand: loss of one token and gradient 1 − exp(ref − lp)', () => {
     const r = klLossGrad(
-      Float64Array.of(-1),
-      Float64Array.of(-1.5),
-      Float32Array.of(1),
+      { logProb: Float64Array.of(-1), refLogProb: Float64Array.of(-1.5), mask: Float32Array.of(1) },
       { rows: 1, cols: 1 },
       'low_var_kl',
     );
@@ -48,7 +48,7 @@ describe('klLossGrad (verl use_kl_loss)', () => {
           const lp = Float64Array.from(ref.map((r, i) => r + (safe[i] as number)));
           const refA = Float64Array.from(ref);
           const mask = Float64Array.from(m);
-          const { grad } = klLossGrad(lp, refA, mask, shape, name, mode);
+          const { grad } = klLossGrad({ logProb: lp, refLogProb: refA, mask }, shape, name, mode);
           const h = 1e-6;
           for (let i = 0; i < 6; i++) {
             const up = Float64Array.from(lp);
@@ -56,7 +56,8 @@ describe('klLossGrad (verl use_kl_loss)', () => {
             up[i] = (up[i] as number) + h;
             dn[i] = (dn[i] as number) - h;
             // float64 evaluation of the same formula (klPenalty returns float32, too coarse for h = 1e-6)
-            const f = (x: Float64Array) => aggLoss(penalty64(x, refA, name), mask, shape, mode);
+            const f = (x: Float64Array) =>
+              aggLoss({ lossMat: penalty64(x, refA, name), lossMask: mask }, shape, mode);
             const fd = (f(up) - f(dn)) / (2 * h);
             const k3Clamped =
               (name === 'low_var_kl' || name === 'k3') &&
@@ -74,13 +75,25 @@ describe('klLossGrad (verl use_kl_loss)', () => {
     const shape = { rows: 1, cols: 2 };
     expectLabError(
       () =>
-        klLossGrad(Float64Array.of(Number.NaN, 0), Float64Array.of(0, 0), Float32Array.of(1, 1), shape, 'k3'),
+        klLossGrad(
+          {
+            logProb: Float64Array.of(Number.NaN, 0),
+            refLogProb: Float64Array.of(0, 0),
+            mask: Float32Array.of(1, 1),
+          },
+          shape,
+          'k3',
+        ),
       'NON_FINITE',
       'logprob',
     );
     expectLabError(
       () =>
-        klLossGrad(Float64Array.of(0, 0), Float64Array.of(0, 0), Float32Array.of(1, 1), shape, 'k9' as never),
+        klLossGrad(
+          { logProb: Float64Array.of(0, 0), refLogProb: Float64Array.of(0, 0), mask: Float32Array.of(1, 1) },
+          shape,
+          'k9' as never,
+        ),
       'UNKNOWN_MODE',
     );
   });

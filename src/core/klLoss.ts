@@ -14,6 +14,16 @@ import { type AggOptions, aggLoss, aggLossGrad, type LossAggMode } from './aggLo
 import type { FloatArray, MaskArray, Shape2 } from './batch.js';
 import { K3_LOG_RATIO_CLAMP, K3_VALUE_CLAMP, type KlPenaltyName, klPenalty } from './kl.js';
 
+/** The `[B,T]` inputs of {@link klLossGrad}, named so that a swapped argument is a type error. */
+export interface KlLossInputs {
+  /** Current policy log-probs (verl's `log_prob`). */
+  logProb: FloatArray;
+  /** Reference policy log-probs (verl's `ref_log_prob`). */
+  refLogProb: FloatArray;
+  /** verl's `response_mask`. */
+  mask: MaskArray;
+}
+
 export interface KlLossResult {
   /** verl's `kl_loss` (before the coefficient). */
   loss: number;
@@ -27,16 +37,15 @@ export interface KlLossResult {
  * UNKNOWN_MODE, SHAPE_MISMATCH, BAD_MASK) and of `aggLoss` (EMPTY_MASK, UNKNOWN_MODE).
  */
 export function klLossGrad(
-  logProb: FloatArray,
-  refLogProb: FloatArray,
-  mask: MaskArray,
+  inputs: KlLossInputs,
   shape: Shape2,
   name: KlPenaltyName,
   mode: LossAggMode = 'token-mean',
   agg: AggOptions = {},
 ): KlLossResult {
-  const kld = klPenalty(logProb, refLogProb, name, { shape, mask });
-  const loss = aggLoss(kld, mask, shape, mode, agg);
+  const { logProb, refLogProb, mask } = inputs;
+  const kld = klPenalty({ logprob: logProb, refLogprob: refLogProb }, name, { shape, mask });
+  const loss = aggLoss({ lossMat: kld, lossMask: mask }, shape, mode, agg);
   const grad = aggLossGrad(mask, shape, mode, agg);
   for (let i = 0; i < grad.length; i++) {
     const g = grad[i] as number;

@@ -1,5 +1,5 @@
 /**
- * Policy losses on the log-prob itself, without a ratio (spec §5.1): GPG (`"gpg"`) and verl's
+ * Policy losses on the log-prob itself, without a ratio (docs/verl-semantics.md §5.1): GPG (`"gpg"`) and verl's
  * REINFORCE helper (`compute_policy_loss_reinforce`, used by bypass mode).
  */
 import { aggLossNamed, type LossAggMode } from './aggLoss.js';

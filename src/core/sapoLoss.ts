@@ -1,5 +1,5 @@
 /**
- * verl `compute_policy_loss_sapo` (SAPO, `"sapo"`; spec §5.1): a soft sigmoid gate on the ratio
+ * verl `compute_policy_loss_sapo` (SAPO, `"sapo"`; docs/verl-semantics.md §5.1): a soft sigmoid gate on the ratio
  * instead of a hard clip.
  */
 import { aggLossNamed, resolveAggOptions } from './aggLoss.js';

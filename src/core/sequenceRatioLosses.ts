@@ -1,5 +1,5 @@
 /**
- * Policy losses whose ratio is per sequence, not per token (spec §5.1): GSPO (`"gspo"`, the
+ * Policy losses whose ratio is per sequence, not per token (docs/verl-semantics.md §5.1): GSPO (`"gspo"`, the
  * length-normalised sequence log-ratio) and GMPO (`"geo_mean"`, the geometric mean of clipped token
  * ratios). Both reduce each row with a plain product `x·m` first, so a non-finite padded input is
  * NaN in verl and NON_FINITE here.

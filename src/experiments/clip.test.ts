@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { policyLossVanilla } from '../core/policyLoss.js';
+import { policyLossVanilla } from '../core/vanillaPolicyLoss.js';
 import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
 import { type ClipConfig, clip } from './clip.js';
 import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
@@ -125,10 +125,12 @@ describe('clip experiment', () => {
     );
     expect(row?.kl_true_mean).toBeCloseTo(sum / n, 5); // rows are rounded to 6 significant digits
     const kernel = policyLossVanilla(
-      fixed.oldLogProb,
-      two.logProb,
-      fixed.advantages,
-      fixed.mask,
+      {
+        oldLogProb: fixed.oldLogProb,
+        logProb: two.logProb,
+        advantages: fixed.advantages,
+        responseMask: fixed.mask,
+      },
       fixed.batch.shape,
       lossOptionsOf(arm, cfg),
     );

@@ -34,9 +34,9 @@ import {
 } from '../train/clipSweep.js';
 import {
   gatherLogProbs,
-  groupAdvantages,
   packTranscripts,
   responseMaskFromRoles,
+  tokenGroupAdvantages,
 } from '../train/tokenLearner.js';
 import type { ClipConfig } from './clip.js';
 
@@ -123,7 +123,7 @@ export function fixedBatchFrom(
   const batch = packTranscripts(episodes);
   const mask = responseMaskFromRoles(batch, 'model_tokens');
   const index = episodes.map((_, i) => Math.floor(i / groupSize));
-  const advantages = groupAdvantages(
+  const advantages = tokenGroupAdvantages(
     episodes.map((e) => e.score),
     index,
     batch,

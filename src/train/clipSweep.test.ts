@@ -15,10 +15,10 @@ import {
 } from './clipSweep.js';
 import {
   gatherLogProbs,
-  groupAdvantages,
   packTranscripts,
   ppoUpdate,
   responseMaskFromRoles,
+  tokenGroupAdvantages,
 } from './tokenLearner.js';
 
 function randomPolicy(seed: number): ContextPolicy {
@@ -45,7 +45,7 @@ function fixedBatch(policy: ContextPolicy, seed: number): FixedBatch {
   const mask = responseMaskFromRoles(batch, 'model_tokens');
   // scores: alternate 1/0 within each group so every advantage is non-zero
   const scores = episodes.map((_, i) => i % 2);
-  const advantages = groupAdvantages(
+  const advantages = tokenGroupAdvantages(
     scores,
     episodes.map((_, i) => Math.floor(i / 4)),
     batch,

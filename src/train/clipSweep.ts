@@ -30,7 +30,7 @@ import {
   resolveClip,
   VANILLA_DEFAULTS,
   type VanillaLossOptions,
-} from '../core/policyLoss.js';
+} from '../core/vanillaPolicyLoss.js';
 import { type ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
 import type { Optimizer } from './adam.js';
 import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
@@ -189,19 +189,14 @@ export function ppoEpochs(
       if (!hasTokens) continue; // verl would divide by zero; an empty mini-batch gives no step
       const before = model.logProbAt(part.batch);
       const res = policyLossVanillaGrad(
-        part.old,
-        before,
-        part.adv,
-        part.mask,
+        { oldLogProb: part.old, logProb: before, advantages: part.adv, responseMask: part.mask },
         part.batch.shape,
         options.loss,
       );
       const grad = res.grad;
       if (options.klLoss && part.ref) {
         const kl = klLossGrad(
-          before,
-          part.ref,
-          part.mask,
+          { logProb: before, refLogProb: part.ref, mask: part.mask },
           part.batch.shape,
           options.klLoss.type,
           o.lossAggMode,
@@ -271,7 +266,11 @@ export function measureDrift(
   const kl = trueKlAtPositions(oldRows, now.table, model.vocab, now.rowOf, mask, batch.shape);
   const lp = model.logProbAt(batch);
   const ratios = ratioStats(oldLogProb, lp, mask, batch.shape, band);
-  const metrics = policyLossVanilla(oldLogProb, lp, advantages, mask, batch.shape, loss).metrics;
+  const metrics = policyLossVanilla(
+    { oldLogProb, logProb: lp, advantages, responseMask: mask },
+    batch.shape,
+    loss,
+  ).metrics;
   return {
     kl_true_mean: kl.mean,
     kl_true_max: kl.max,
