@@ -13,7 +13,7 @@
  * of an update; the arm's loop does everything else (truncation policy, masks, GRPO advantages,
  * measurements) identically.
  */
-import type { VanillaLossOptions } from '../core/policyLoss.js';
+import type { VanillaLossOptions } from '../core/vanillaPolicyLoss.js';
 import {
   maxPromptLength,
   PROMPTED_VOCAB_SIZE,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { aggLossGrad, LOSS_AGG_MODES } from '../core/aggLoss.js';
-import { policyLossVanillaGrad } from '../core/policyLoss.js';
+import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import { Rng } from '../random.js';
 import { packSequences, SequenceModel } from './sequenceModel.js';
 
@@ -85,7 +85,11 @@ describe('SequenceModel', () => {
     const logp = model.logProbs(batch).slice();
     const old = new Float64Array(n);
     for (let i = 0; i < n; i++) old[i] = (logp[i] as number) + 0.05 * (2 * rng.next() - 1);
-    const core = policyLossVanillaGrad(old, logp, adv, mask, shape, { lossAggMode: mode });
+    const core = policyLossVanillaGrad(
+      { oldLogProb: old, logProb: logp, advantages: adv, responseMask: mask },
+      shape,
+      { lossAggMode: mode },
+    );
     const analytic = model.backward(core.grad).slice();
     const w = aggLossGrad(mask, shape, mode);
     const loss = () => {

@@ -14,11 +14,8 @@
 import { type AggDenominator, aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
 import type { Shape2 } from '../core/batch.js';
 import { LabError } from '../core/errors.js';
-import {
-  type PolicyLossMetrics,
-  policyLossVanillaGrad,
-  type VanillaLossOptions,
-} from '../core/policyLoss.js';
+import type { PolicyLossMetrics } from '../core/policyLossInputs.js';
+import { policyLossVanillaGrad, type VanillaLossOptions } from '../core/vanillaPolicyLoss.js';
 import { clipGradNorm, DEFAULT_GRAD_CLIP } from '../policy/gradClip.js';
 import type { SequenceBatch, SequenceModel } from '../policy/sequenceModel.js';
 import type { Optimizer } from './adam.js';
@@ -84,7 +81,7 @@ export function sequencePpoUpdate(
   for (let e = 0; e < epochs; e++) {
     model.logProbs(batch, logProb);
     if (e === 0) oldLogProb.set(logProb);
-    const res = policyLossVanillaGrad(oldLogProb, logProb, advantages, mask, shape, loss);
+    const res = policyLossVanillaGrad({ oldLogProb, logProb, advantages, responseMask: mask }, shape, loss);
     const grads = model.backward(res.grad);
     model.checkFinite(grads, 'grads', step + e);
     const gradNorm = clipGradNorm(grads, gradClip, step + e);
