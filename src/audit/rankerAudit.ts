@@ -12,11 +12,14 @@
  * counted. A negative coefficient is flagged: such a ranker would push the policy against the
  * independent measure.
  */
+
+import { type Paired, stratifiedKendallTauB, stratifiedSpearman } from '../core/rankCorrelation.js';
 import type { JsonValue } from '../experiments/types.js';
 import type { DuckSession } from './duckdb.js';
-import { type Paired, stratifiedKendallTauB, stratifiedSpearman } from './rankCorrelation.js';
 
 interface Group extends Paired {
+  x: readonly number[];
+  y: readonly number[];
   step: number;
   task: string;
 }

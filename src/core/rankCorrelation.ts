@@ -1,6 +1,22 @@
 /**
- * Spearman's rank correlation: the Pearson correlation of the two samples' ranks, ties given the
- * average of the ranks they span (`scipy.stats.spearmanr`, `pandas.Series.corr(method='spearman')`).
+ * Rank correlations (pure functions), for the saturation experiment's ranker audit and `labs audit
+ * --quality/--independent`:
+ *
+ *  - `averageRanks(x)`: 1-based ranks, ties given the mean of the ranks they span
+ *    (`scipy.stats.rankdata(method='average')`).
+ *  - `spearman(x, y)`: Pearson correlation of the average ranks (Spearman's rho with ties,
+ *    `scipy.stats.spearmanr`).
+ *  - `kendallTauB(x, y)`: (C − D) / sqrt((n0 − n1)(n0 − n2)), n0 = n(n−1)/2 pairs, n1 / n2 the
+ *    pairs tied in x / in y, C / D the concordant / discordant pairs (Kendall's tau-b,
+ *    `scipy.stats.kendalltau`).
+ *  - `stratifiedSpearman(strata)` and `stratifiedKendallTauB(strata)`: the same within strata
+ *    (here: groups), pooled: rho from the ranks centred within each stratum, tau-b from the pair
+ *    counts summed over strata, so only pairs inside one stratum are compared. With one stratum
+ *    they equal the plain coefficients.
+ *
+ * Every coefficient is null when it is undefined (fewer than 2 values, or x or y constant over the
+ * compared pairs), never NaN. Inputs must be finite and of equal length (LabError SHAPE_MISMATCH /
+ * NON_FINITE otherwise).
  */
 import { LabError } from './errors.js';
 
@@ -34,33 +50,102 @@ export function averageRanks(values: ArrayLike<number>, field = 'values'): Float
   return ranks;
 }
 
-/**
- * Spearman's rho of paired samples `x`, `y` (length n ≥ 2): Pearson's r of their average ranks,
- * `Σ (rx−mean)(ry−mean) / sqrt(Σ (rx−mean)² Σ (ry−mean)²)`. NaN when either sample is constant (the
- * correlation is undefined there, as scipy returns nan). Errors: SHAPE_MISMATCH for lengths that
- * differ or n < 2; NON_FINITE for a non-finite value.
- */
-export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
-  if (x.length !== y.length || x.length < 2) {
-    throw new LabError(
-      'SHAPE_MISMATCH',
-      `spearman: x and y must have the same length >= 2, got ${x.length} and ${y.length}`,
-      { details: { field: 'y', expected: x.length, actual: y.length } },
-    );
+export interface Paired {
+  x: ArrayLike<number>;
+  y: ArrayLike<number>;
+}
+
+function check(x: ArrayLike<number>, y: ArrayLike<number>): void {
+  if (x.length !== y.length) {
+    throw new LabError('SHAPE_MISMATCH', `rank correlation: x has ${x.length} values, y ${y.length}`, {
+      details: { field: 'y' },
+    });
   }
+  for (const [name, v] of [
+    ['x', x],
+    ['y', y],
+  ] as const) {
+    let i = 0;
+    while (i < v.length && Number.isFinite(v[i])) i++;
+    if (i < v.length) {
+      throw new LabError('NON_FINITE', `rank correlation: ${name}[${i}] is ${v[i]}`, {
+        details: { field: name, row: i },
+      });
+    }
+  }
+}
+
+/** Σ dx·dy, Σ dx², Σ dy² of the ranks centred within one stratum. */
+function centredRankSums(x: ArrayLike<number>, y: ArrayLike<number>): [number, number, number] {
   const rx = averageRanks(x, 'x');
   const ry = averageRanks(y, 'y');
-  const mean = (x.length + 1) / 2;
+  const mean = (x.length + 1) / 2; // the mean of average ranks is always (n + 1) / 2
   let sxy = 0;
   let sxx = 0;
   let syy = 0;
-  for (let i = 0; i < rx.length; i++) {
+  for (let i = 0; i < x.length; i++) {
     const dx = (rx[i] as number) - mean;
     const dy = (ry[i] as number) - mean;
     sxy += dx * dy;
     sxx += dx * dx;
     syy += dy * dy;
   }
-  if (sxx === 0 || syy === 0) return Number.NaN;
-  return sxy / Math.sqrt(sxx * syy);
+  return [sxy, sxx, syy];
+}
+
+/** Spearman's rho with ties (Pearson of average ranks); null if undefined. */
+export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
+  return stratifiedSpearman([{ x, y }]);
+}
+
+/** Spearman's rho pooled over strata (ranks centred within each stratum); null if undefined. */
+export function stratifiedSpearman(strata: readonly Paired[]): number | null {
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (const s of strata) {
+    check(s.x, s.y);
+    const [a, b, c] = centredRankSums(s.x, s.y);
+    sxy += a;
+    sxx += b;
+    syy += c;
+  }
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : null;
+}
+
+/** Pair counts of one stratum: C − D, n0 − n1, n0 − n2. O(n²), for groups. */
+function pairCounts(x: ArrayLike<number>, y: ArrayLike<number>): [number, number, number] {
+  let s = 0;
+  let untiedX = 0;
+  let untiedY = 0;
+  for (let i = 0; i < x.length; i++) {
+    for (let j = i + 1; j < x.length; j++) {
+      const dx = Math.sign((x[j] as number) - (x[i] as number));
+      const dy = Math.sign((y[j] as number) - (y[i] as number));
+      s += dx * dy;
+      if (dx !== 0) untiedX += 1;
+      if (dy !== 0) untiedY += 1;
+    }
+  }
+  return [s, untiedX, untiedY];
+}
+
+/** Kendall's tau-b; null if undefined. */
+export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
+  return stratifiedKendallTauB([{ x, y }]);
+}
+
+/** Kendall's tau-b over the pairs within each stratum; null if undefined. */
+export function stratifiedKendallTauB(strata: readonly Paired[]): number | null {
+  let s = 0;
+  let ux = 0;
+  let uy = 0;
+  for (const st of strata) {
+    check(st.x, st.y);
+    const [a, b, c] = pairCounts(st.x, st.y);
+    s += a;
+    ux += b;
+    uy += c;
+  }
+  return ux > 0 && uy > 0 ? s / Math.sqrt(ux * uy) : null;
 }

@@ -154,7 +154,7 @@ export function saturationUpdate(
     );
     if (G >= 2) {
       const rho = spearman(q, robust);
-      if (Number.isFinite(rho)) spearmans.push(rho);
+      if (rho !== null) spearmans.push(rho);
     }
   }
 
