@@ -3,19 +3,21 @@
  * zod for the values). `parseCli(argv)` turns argv (without `node` and the script) into a typed
  * command object or throws a LabError with code BAD_CLI; it never prints or exits, so tests can use it.
  */
+import { availableParallelism } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
-import { z } from 'zod';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
 
-const seedSchema = z.coerce
-  .number()
-  .int()
-  .min(0)
-  .max(2 ** 31 - 1);
+/**
+ * A seed: an integer in [0, 2^31-1]. A plain check rather than a zod schema: `labs --help` and
+ * `--version` then never load zod, whose import is most of the CLI's start-up (docs/bench-startup.md).
+ */
+function isSeed(n: number): boolean {
+  return Number.isInteger(n) && n >= 0 && n <= 2 ** 31 - 1;
+}
 
 /** `A..B` (inclusive) or a comma list `1,4,9`. */
 export function parseSeeds(text: string): number[] {
@@ -49,7 +51,7 @@ export function parseSeeds(text: string): number[] {
       });
     }
     seen.add(s);
-    if (!seedSchema.safeParse(s).success) {
+    if (!isSeed(s)) {
       throw new LabError('BAD_CLI', `--seeds: seed ${s} is out of range [0, 2^31-1]`, {
         details: { field: '--seeds' },
       });
@@ -79,6 +81,8 @@ export type ParsedCli =
       /** HTML report path; '' means report.html next to the record; null means none. */
       html: string | null;
       progress: boolean;
+      /** Worker threads for `--seeds` (1 = serial on the main thread); default os.availableParallelism(). */
+      jobs: number;
       debug: boolean;
     }
   | { command: 'conformance'; file: string; json: boolean; debug: boolean }
@@ -112,6 +116,17 @@ function finiteOption(value: unknown, flag: string): number {
     });
   }
   return v;
+}
+
+/** `--jobs N`: an integer in [1, 256], else BAD_CLI. */
+function jobsOption(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!(n >= 1 && n <= 256)) {
+    throw new LabError('BAD_CLI', `--jobs expects an integer in [1, 256], got '${text}'`, {
+      details: { field: '--jobs' },
+    });
+  }
+  return n;
 }
 
 /** `--memory-limit`: a size DuckDB understands (`512MB`, `1.5GB`, `2GiB`), else BAD_CLI. */
@@ -178,6 +193,10 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       'also write an HTML report with plots (default: report.html next to record.json)',
     )
     .option('--no-progress', 'never show a progress bar')
+    .option(
+      '--jobs <n>',
+      'with --seeds: run this many seeds at once on worker threads (1 = serial; default: the number of cores)',
+    )
     .action(
       (
         o: {
@@ -189,6 +208,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           out?: string;
           html?: string | boolean;
           progress: boolean;
+          jobs?: string;
         },
         cmd: Command,
       ) => {
@@ -202,10 +222,8 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           );
         }
         // Digits only: '' or '0x10' must not silently become seed 0 or 16 through Number().
-        const seedParsed = /^\d+$/.test(o.seed.trim())
-          ? seedSchema.safeParse(o.seed.trim())
-          : ({ success: false } as const);
-        if (!seedParsed.success) {
+        const seed = /^\d+$/.test(o.seed.trim()) ? Number(o.seed.trim()) : Number.NaN;
+        if (!isSeed(seed)) {
           throw new LabError('BAD_CLI', `--seed expects an integer in [0, 2^31-1], got '${o.seed}'`, {
             details: { field: '--seed' },
           });
@@ -214,13 +232,14 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
         sink({
           command: 'run',
           experiment: o.experiment,
-          seeds: multi ? parseSeeds(o.seeds as string) : [seedParsed.data],
+          seeds: multi ? parseSeeds(o.seeds as string) : [seed],
           multi,
           sets: o.set,
           json: Boolean(o.json),
           out: o.out ?? null,
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
           progress: o.progress,
+          jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
           debug: debugOf(),
         });
       },

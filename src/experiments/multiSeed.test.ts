@@ -58,4 +58,51 @@ describe('runSeeds', () => {
     expect(rec.curve_summary?.update).toBeUndefined();
     expect(progress.at(-1)).toBe(3);
   });
+
+  describe('on a SeedRunner (the --jobs pool)', () => {
+    /** A runner that runs the toy with the seed's delay (ms), so seeds finish out of order. */
+    const delayed = (jobs: number, delay: (seed: number) => number, fail?: (seed: number) => boolean) => {
+      let inFlight = 0;
+      let maxInFlight = 0;
+      const started: number[] = [];
+      const runner = {
+        jobs,
+        async run(seed: number): Promise<RunRecord> {
+          started.push(seed);
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          await new Promise((r) => setTimeout(r, delay(seed)));
+          inFlight--;
+          if (fail?.(seed)) throw new LabError('NON_FINITE', `logit is NaN at seed ${seed}`);
+          return toy.run({ k: 1 }, { seed }) as RunRecord;
+        },
+      };
+      return { runner, started, maxInFlight: () => maxInFlight };
+    };
+
+    it('gives the serial record (in seed order) with finished seeds counted', async () => {
+      const seeds = [5, 1, 4, 2, 3];
+      const { runner, maxInFlight } = delayed(2, (s) => 10 * s);
+      const progress: [number, number][] = [];
+      const rec = await runSeeds(toy, { k: 1 }, seeds, (d, t) => progress.push([d, t]), runner);
+      const serial = await runSeeds(toy, { k: 1 }, seeds);
+      expect({ ...rec, timing: null }).toEqual({ ...serial, timing: null });
+      expect(progress).toEqual([1, 2, 3, 4, 5].map((d) => [d, 5]));
+      expect(maxInFlight()).toBe(2);
+    });
+
+    it('throws the first failing seed in list order, and starts no seed after a failure', async () => {
+      // Seed 3 fails slowly, seed 4 fails fast: a serial run reports seed 3, and so must the pool.
+      const { runner, started } = delayed(
+        2,
+        (s) => (s === 3 ? 40 : 1),
+        (s) => s >= 3,
+      );
+      await expect(runSeeds(toy, { k: 1 }, [1, 2, 3, 4, 5, 6], undefined, runner)).rejects.toMatchObject({
+        code: 'NON_FINITE',
+        message: 'seed 3: logit is NaN at seed 3',
+        details: { seed: 3 },
+      });
+      expect(started).toEqual([1, 2, 3, 4]);
+    });
+  });
 });

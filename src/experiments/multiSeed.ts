@@ -67,31 +67,92 @@ export function summarizeRuns(
   };
 }
 
-/** Runs `experiment` for every seed in order (deterministic per seed) and summarises. */
+/**
+ * Runs one seed somewhere other than this thread (a worker pool, see src/cli/seedPool.ts): `run` must
+ * return exactly what `experiment.run(config, { seed })` returns here (same record, byte for byte;
+ * only `timing` may differ) or throw what it throws. At most `jobs` calls are in flight at once.
+ */
+export interface SeedRunner {
+  jobs: number;
+  run(seed: number): Promise<RunRecord>;
+}
+
+/** `e` thrown by seed `seed`, with the seed named: `--seeds 1..20` failing at 13 is rerun with `--seed 13`. */
+function namingSeed(e: unknown, seed: number): unknown {
+  if (!isLabError(e)) return e;
+  return new LabError(e.code, `seed ${seed}: ${e.message}`, {
+    cause: e,
+    details: { ...e.details, seed },
+  });
+}
+
+/**
+ * Runs `seeds` through `runner` with up to `runner.jobs` seeds in flight, keeping the records in seed
+ * order. Seeds start in list order; after a failure no later seed starts, the seeds already running
+ * finish, and the error of the first failing seed in list order is thrown, so the error is the one a
+ * serial run reports. `onProgress(done, total)` counts finished seeds.
+ */
+async function runOnRunner(
+  runner: SeedRunner,
+  seeds: readonly number[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<RunRecord[]> {
+  const runs: (RunRecord | undefined)[] = new Array(seeds.length);
+  const failures = new Map<number, unknown>();
+  let next = 0;
+  let done = 0;
+  const lane = async (): Promise<void> => {
+    while (next < seeds.length && failures.size === 0) {
+      const i = next++;
+      try {
+        runs[i] = await runner.run(seeds[i] as number);
+      } catch (e) {
+        failures.set(i, e);
+        return;
+      }
+      done++;
+      onProgress?.(done, seeds.length);
+    }
+  };
+  const lanes = Math.max(1, Math.min(runner.jobs, seeds.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
+  if (failures.size > 0) {
+    const first = Math.min(...failures.keys());
+    throw namingSeed(failures.get(first), seeds[first] as number);
+  }
+  return runs as RunRecord[];
+}
+
+/**
+ * Runs `experiment` for every seed (deterministic per seed) and summarises. Without `runner` the
+ * seeds run one after another on this thread; with one they run on it (in parallel, the same
+ * records). Either way the records are in `seeds` order and a failure names its seed.
+ */
 export async function runSeeds<S extends OptionsSchema>(
   experiment: Experiment<S>,
   config: z.output<S>,
   seeds: readonly number[],
   onProgress?: (done: number, total: number) => void,
+  runner?: SeedRunner,
 ): Promise<MultiSeedRecord> {
   const start = performance.now();
-  const runs: RunRecord[] = [];
-  for (let i = 0; i < seeds.length; i++) {
-    const seed = seeds[i] as number;
-    const ctx = onProgress
-      ? { seed, onProgress: (d: number, t: number) => onProgress(i + (t > 0 ? d / t : 1), seeds.length) }
-      : { seed };
-    try {
-      runs.push(await experiment.run(config, ctx));
-    } catch (e) {
-      // Name the failing seed: `--seeds 1..20` failing at seed 13 is rerun with `--seed 13`.
-      if (!isLabError(e)) throw e;
-      throw new LabError(e.code, `seed ${seed}: ${e.message}`, {
-        cause: e,
-        details: { ...e.details, seed },
-      });
+  let runs: RunRecord[];
+  if (runner && runner.jobs > 1 && seeds.length > 1) {
+    runs = await runOnRunner(runner, seeds, onProgress);
+  } else {
+    runs = [];
+    for (let i = 0; i < seeds.length; i++) {
+      const seed = seeds[i] as number;
+      const ctx = onProgress
+        ? { seed, onProgress: (d: number, t: number) => onProgress(i + (t > 0 ? d / t : 1), seeds.length) }
+        : { seed };
+      try {
+        runs.push(await experiment.run(config, ctx));
+      } catch (e) {
+        throw namingSeed(e, seed);
+      }
+      onProgress?.(i + 1, seeds.length);
     }
-    onProgress?.(i + 1, seeds.length);
   }
   return summarizeRuns(experiment.name, config as Record<string, JsonValue>, runs, performance.now() - start);
 }

@@ -16,6 +16,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   out: null,
   html: null,
   progress: false,
+  jobs: 1,
   debug: false,
 };
 

@@ -5,11 +5,12 @@ import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
-import type { MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import type { JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
+import { createSeedPool, seedWorkerUrl } from '../seedPool.js';
 
 /**
  * Checks, without creating anything, that `dir` could be created and written: it is a writable
@@ -58,7 +59,18 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
   let record: RunRecord | MultiSeedRecord;
   try {
     if (p.multi) {
-      record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t));
+      const workerUrl = p.jobs > 1 && p.seeds.length > 1 ? seedWorkerUrl() : null;
+      const pool = workerUrl
+        ? createSeedPool(workerUrl, Math.min(p.jobs, p.seeds.length), {
+            experiment: p.experiment,
+            config: config as Record<string, JsonValue>,
+          })
+        : undefined;
+      try {
+        record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), pool);
+      } finally {
+        await pool?.close();
+      }
     } else {
       const seed = p.seeds[0] as number;
       record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });

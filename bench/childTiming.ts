@@ -1,0 +1,46 @@
+/**
+ * Timing a whole child process (the built CLI, `node -e ""`): wall time, and the CPU time (user +
+ * system) the child used, read from this process's cumulative children's times in /proc/self/stat
+ * (Linux; clock ticks of 10 ms). On a shared, loaded machine wall time includes waiting for a core;
+ * CPU time does not, so both are reported.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Cumulative user + system CPU ms of this process's waited-for children, or NaN off Linux. */
+function childrenCpuMs(): number {
+  if (!existsSync('/proc/self/stat')) return Number.NaN;
+  // Fields after the ')' that closes the command name: state is field 3; cutime, cstime are 16, 17.
+  const text = readFileSync('/proc/self/stat', 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10; // USER_HZ is 100 on Linux
+}
+
+export interface ChildTiming {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Runs `node ...args` to completion (output discarded); throws if it exits non-zero. */
+export function timeNode(args: readonly string[]): ChildTiming {
+  const cpu0 = childrenCpuMs();
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const wallMs = performance.now() - t0;
+  const cpuMs = childrenCpuMs() - cpu0;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { wallMs, cpuMs };
+}
+
+/** The built CLI (`npm run build` first); LABS_BENCH_DIST=dir times another build. */
+export function builtCli(): string {
+  const cli = join(process.env.LABS_BENCH_DIST ?? 'dist', 'cli', 'main.js');
+  if (!existsSync(cli)) throw new Error(`${cli} not found: run npm run build first`);
+  return cli;
+}
+
+/** One-minute load average (what else the shared machine was doing), for the bench notes. */
+export function loadAverage(): string {
+  return existsSync('/proc/loadavg') ? (readFileSync('/proc/loadavg', 'utf8').split(' ')[0] ?? '?') : '?';
+}

@@ -1,0 +1,57 @@
+/**
+ * CLI start-up: the built CLI (`node dist/cli/main.js ...`, `npm run build` first) against the floor
+ * `node -e ""` (Node's own start), in paired runs: each repeat runs the floor and the command back to
+ * back, alternating which goes first, and the ratio is the median of the per-pair ratios, so a load
+ * spike on the shared machine hits both sides of a pair. Wall and CPU (user + system) are reported.
+ * `labs run --experiment agent --seed 7` writes its record into a temporary --out directory.
+ * LABS_BENCH_REPS=n sets the repeats (default 15).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtCli, type ChildTiming, loadAverage, timeNode } from './childTiming.js';
+import type { BenchRow } from './run.js';
+import { median } from './timing.js';
+
+export async function run(): Promise<BenchRow[]> {
+  const cli = builtCli();
+  const reps = Number(process.env.LABS_BENCH_REPS ?? 15);
+  const out = mkdtempSync(join(tmpdir(), 'labs-startup-'));
+  const commands: [string, string[]][] = [
+    ['labs --version', ['--version']],
+    ['labs --help', ['--help']],
+    ['labs run --experiment agent --seed 7', ['run', '--experiment', 'agent', '--seed', '7', '--out', out]],
+  ];
+  const rows: BenchRow[] = [];
+  try {
+    for (const [name, args] of commands) {
+      const floors: ChildTiming[] = [];
+      const cmds: ChildTiming[] = [];
+      timeNode(['-e', '']); // warm the file cache for both
+      timeNode([cli, ...args]);
+      for (let i = 0; i < reps; i++) {
+        if (i % 2 === 0) {
+          floors.push(timeNode(['-e', '']));
+          cmds.push(timeNode([cli, ...args]));
+        } else {
+          cmds.push(timeNode([cli, ...args]));
+          floors.push(timeNode(['-e', '']));
+        }
+      }
+      const wallRatio = median(cmds.map((c, i) => c.wallMs / (floors[i] as ChildTiming).wallMs));
+      const cpu = median(cmds.map((c) => c.cpuMs));
+      const cpuFloor = median(floors.map((c) => c.cpuMs));
+      rows.push({
+        group: 'startup',
+        name: `${name} vs node -e ""`,
+        ms: median(cmds.map((c) => c.wallMs)),
+        floor_ms: median(floors.map((c) => c.wallMs)),
+        ratio: wallRatio,
+        note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}`,
+      });
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  return rows;
+}

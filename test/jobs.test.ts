@@ -1,0 +1,69 @@
+// `labs run --seeds ... --jobs N` through the built, bundled CLI (worker threads load the built
+// dist/cli/seedWorker.js, so this builds a private copy of the CLI first): the record is the serial
+// one, byte for byte except its timing fields, and a failure names the same seed as a serial run.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const dist = join('test-output', 'jobs-dist');
+const out = mkdtempSync(join(tmpdir(), 'labs-jobs-'));
+
+function labs(...args: string[]) {
+  const r = spawnSync(process.execPath, [join(dist, 'cli', 'main.js'), ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The record without its timing fields (wall time differs from run to run). */
+function withoutTiming(json: string): string {
+  const record = JSON.parse(json) as { timing?: unknown; runs: { timing?: unknown }[] };
+  delete record.timing;
+  for (const run of record.runs) delete run.timing;
+  return JSON.stringify(record);
+}
+
+beforeAll(() => {
+  const r = spawnSync(process.execPath, ['scripts/build.mjs', dist, '--cli-only'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+}, 120_000);
+
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('labs run --seeds --jobs', () => {
+  it('writes the same multi-seed record with --jobs 1 and --jobs 2', () => {
+    const run = (jobs: number) =>
+      labs(
+        ...['run', '-e', 'agent', '--seeds', '3..8', '--set', 'updates=20', '--set', 'eval_tasks=50'],
+        ...['--jobs', String(jobs), '--json', '--out', join(out, `jobs${jobs}`)],
+      );
+    const serial = run(1);
+    const parallel = run(2);
+    expect(serial.code).toBe(0);
+    expect(parallel.code).toBe(0);
+    expect(JSON.parse(serial.stdout).runs).toHaveLength(6);
+    expect(withoutTiming(parallel.stdout)).toBe(withoutTiming(serial.stdout));
+    // The record files too, not only stdout.
+    const file = (jobs: number) => readFileSync(join(out, `jobs${jobs}`, 'record.json'), 'utf8');
+    expect(withoutTiming(file(2))).toBe(withoutTiming(file(1)));
+  }, 120_000);
+
+  it('a seed failing in a worker is reported as in a serial run (seed named, same exit code)', () => {
+    const run = (jobs: number) =>
+      labs(
+        ...['run', '-e', 'agent', '--seeds', '1..4', '--set', 'group_size=1', '--set', 'singleton=error'],
+        ...['--jobs', String(jobs), '--out', join(out, `fail${jobs}`)],
+      );
+    const serial = run(1);
+    const parallel = run(2);
+    expect(serial.stderr).toMatch(/^labs: error \[BAD_OPTION_VALUE\]: seed 1: group_size=1 /);
+    expect(parallel.stderr).toBe(serial.stderr);
+    expect(parallel.code).toBe(serial.code);
+  }, 120_000);
+
+  it('rejects --jobs 0 as a usage error naming the flag', () => {
+    const r = labs('run', '-e', 'agent', '--seeds', '1..2', '--jobs', '0');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\[BAD_CLI\]: --jobs expects an integer in \[1, 256\], got '0'/);
+  });
+});
