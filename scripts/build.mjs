@@ -2,10 +2,13 @@
 // `npm run build` (and `prepare`, so `npm ci` builds too). Two steps into one directory (default dist/):
 // 1. tsc: the library (dist/index.js and its modules) with declarations, as before;
 // 2. esbuild: the CLI re-emitted as one bundled entry, dist/cli/main.js, plus the worker thread of
-//    `--jobs` (dist/cli/seedWorker.js) and the chunks both load on demand (dist/cli/chunk-*.js).
-//    Node then reads a few files instead of ~150 small modules (zod alone is ~60) at start-up, which
-//    is most of the CLI's start-up time (docs/bench-startup.md). The chunks sit next to the entries
-//    because seedPool.ts finds the worker as './seedWorker.js' relative to its own (chunk) URL.
+//    `--jobs` (dist/cli/seedWorker.js) and the chunks both load on demand (dist/cli/<name>-<hash>.js,
+//    one per lazily imported command or experiment, and shared ones). Node then reads a few files
+//    instead of ~150 small modules (zod alone is ~60) at start-up, which was most of the CLI's
+//    start-up time, and `labs --help` never reads the experiments or zod (docs/bench-startup.md).
+//    One file without chunks was measured too: V8 then parses all 1.4 MB on every start (~80 ms of
+//    CPU more for --version). The chunks sit next to the entries because seedPool.ts finds the
+//    worker as './seedWorker.js' relative to its own (chunk) URL.
 // Native and rendering-only packages stay external (resolved from node_modules at run time).
 // `node scripts/build.mjs DIR` builds into DIR instead (tests build a private copy);
 // `--cli-only` skips step 1 (the bundled CLI does not need it).
@@ -30,6 +33,8 @@ await build({
   entryPoints: { 'cli/main': 'src/cli/main.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
   outdir: outDir,
   bundle: true,
+  splitting: true,
+  chunkNames: 'cli/[name]-[hash]',
   format: 'esm',
   platform: 'node',
   target: 'node20',

@@ -41,7 +41,11 @@ describe('package contents', () => {
   it('every module under src/ is reachable from an entry point (test helpers live in test/)', () => {
     const seen = new Set<string>();
     // The library, the CLI, and the worker thread `--jobs` starts (loaded by URL, not imported).
-    const queue = [join('src', 'index.ts'), join('src', 'cli', 'main.ts'), join('src', 'cli', 'seedWorker.ts')];
+    const queue = [
+      join('src', 'index.ts'),
+      join('src', 'cli', 'main.ts'),
+      join('src', 'cli', 'seedWorker.ts'),
+    ];
     while (queue.length > 0) {
       const file = queue.pop() as string;
       if (seen.has(file) || !text.has(file)) continue;

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
+import { VERSION } from '../experiments/version.js';
 /**
  * `labs` entry point: parse, dispatch, print, exit. The only place (with src/cli/commands) that
  * prints or exits. Errors become one line on stderr (errorOutput.ts) and exit code 2 for usage
  * errors (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
  */
 import { errorLine, exitCodeFor } from './errorOutput.js';
-import { parseCli } from './parse.js';
 
 /**
  * `labs ... | head` closes stdout early; stop quietly (as git and coreutils do) instead of dying on
@@ -22,7 +22,14 @@ function handleStdoutErrors(): void {
 async function main(argv: string[]): Promise<number> {
   handleStdoutErrors();
   const debug = argv.includes('--debug');
+  // `labs --version` alone needs no grammar: answer before loading commander (start-up, see
+  // docs/bench-startup.md). Everything else, `--help` included, goes through parse.ts.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   try {
+    const { parseCli } = await import('./parse.js');
     const parsed = parseCli(argv);
     switch (parsed.command) {
       case 'help': {

@@ -26,6 +26,16 @@ export function formatNumber(v: Cell, digits = 4): string {
   return Number(v.toPrecision(digits)).toString();
 }
 
+/**
+ * A number rounded to an integer with comma thousands separators ('19,200'), '-' if not finite. Same
+ * text as `toLocaleString('en-US')` (except -0, shown as '0'), without its cost: the first Intl call of a process loads ICU
+ * data, which took longer than the agent experiment itself (docs/bench-startup.md).
+ */
+export function groupThousands(v: number): string {
+  if (!Number.isFinite(v)) return '-';
+  return String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
 /** Renders rows as an aligned table with a header rule. Numbers are right-aligned. */
 export function table(headers: string[], rows: Cell[][], digits = 4): string {
   const cells = rows.map((r) => r.map((c) => formatNumber(c, digits)));

@@ -4,10 +4,10 @@
  * the learned action probabilities, notes, and last the before/after headline line.
  */
 import type { RunRecord } from '../../experiments/types.js';
-import { formatNumber, numberOf, table } from '../text.js';
+import { formatNumber, groupThousands, numberOf, table } from '../text.js';
 
 const num = numberOf;
-const thousands = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
+const thousands = groupThousands;
 
 /** Updates shown in the group-kind table: 1, 2, 5, 10, 20, 50, ... and the last one. */
 export function milestoneUpdates(updates: number): number[] {

@@ -4,7 +4,7 @@
  * headline comparing each async row with sync.
  */
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, numberOf, table } from '../text.js';
+import { type Cell, formatNumber, groupThousands, numberOf, table } from '../text.js';
 
 type Row = Record<string, JsonValue>;
 const num = numberOf;
@@ -19,7 +19,7 @@ export function formatRollout(record: RunRecord): string {
   const lines: string[] = [];
   lines.push(`rollout  seed ${record.seed}  (${formatNumber(record.timing.wall_ms, 3)} ms)`);
   lines.push(
-    `${c.workers} workers, ${K} groups x ${G} samples per step, ${U} steps per row (${(K * G * U).toLocaleString('en-US')} consumed trajectories); step ${c.train_step_s} s, publication delay ${c.publish_delay_s} s; eta=${c.eta}, tis cap ${c.tis_cap}`,
+    `${c.workers} workers, ${K} groups x ${G} samples per step, ${U} steps per row (${groupThousands(K * G * U)} consumed trajectories); step ${c.train_step_s} s, publication delay ${c.publish_delay_s} s; eta=${c.eta}, tis cap ${c.tis_cap}`,
   );
   lines.push(
     `generation: log-normal tokens per action (median ${c.length_median}, sigma ${c.length_sigma}), ${c.seconds_per_token} s/token; simulated time only`,
