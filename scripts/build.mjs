@@ -4,7 +4,7 @@
 // 2. esbuild: the CLI re-emitted as one bundled entry, dist/cli/main.js, plus the worker thread of
 //    `--jobs` (dist/cli/seedWorker.js) and the chunks both load on demand (dist/cli/<name>-<hash>.js,
 //    one per lazily imported command or experiment, and shared ones). Node then reads a few files
-//    instead of ~150 small modules (zod alone is ~60) at start-up, which was most of the CLI's
+//    instead of dozens of small modules (zod alone is ~35) at start-up, which was most of the CLI's
 //    start-up time, and `labs --help` never reads the experiments or zod (docs/bench-startup.md).
 //    One file without chunks was measured too: V8 then parses all 1.4 MB on every start (~80 ms of
 //    CPU more for --version). The chunks sit next to the entries because seedPool.ts finds the
