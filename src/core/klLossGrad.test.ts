@@ -21,8 +21,8 @@ describe('lowVarKlGrad', () => {
   });
 
   it('the value agrees with core klPenalty (float32) and is 0 with slope 0 at logprob = ref', () => {
-    const lp = [-1, -0.5, -3, -2.2];
-    const ref = [-1.5, -0.5, -1, -0.1];
+    const lp = Float64Array.of(-1, -0.5, -3, -2.2);
+    const ref = Float64Array.of(-1.5, -0.5, -1, -0.1);
     const k3 = klPenalty(lp, ref, 'low_var_kl');
     for (const [i, x] of lp.entries())
       expect(lowVarKlValue(x, ref[i] as number)).toBeCloseTo(k3[i] as number, 6);

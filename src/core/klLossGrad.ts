@@ -10,7 +10,7 @@
  * (torch's clamp passes no gradient where it clips). The value is evaluated in float64 here; core
  * `klPenalty` returns the same numbers rounded to float32.
  */
-import { checkLength, type FloatArray } from './batch.js';
+import { checkLength } from './batch.js';
 import { LabError } from './errors.js';
 import { K3_LOG_RATIO_CLAMP, K3_VALUE_CLAMP } from './kl.js';
 
@@ -24,7 +24,7 @@ export function lowVarKlValue(logprob: number, refLogprob: number): number {
  * `d k3 / d logprob` per token (formula in the file header), float64, same length as the inputs.
  * Shapes: `logprob`, `refLogprob` [n]. Errors: SHAPE_MISMATCH, NON_FINITE (naming the field and index).
  */
-export function lowVarKlGrad(logprob: FloatArray, refLogprob: FloatArray): Float64Array {
+export function lowVarKlGrad(logprob: ArrayLike<number>, refLogprob: ArrayLike<number>): Float64Array {
   const n = logprob.length;
   checkLength(refLogprob, n, 'ref_logprob', `[${n}]`);
   const out = new Float64Array(n);
@@ -41,11 +41,16 @@ export function lowVarKlGrad(logprob: FloatArray, refLogprob: FloatArray): Float
         },
       );
     }
-    const d = ref - lp;
-    if (d <= -K3_LOG_RATIO_CLAMP || d >= K3_LOG_RATIO_CLAMP) continue;
-    const v = Math.exp(d) - d - 1;
-    if (v >= K3_VALUE_CLAMP) continue; // v >= 0 always, so only the upper clamp can bind
-    out[i] = 1 - Math.exp(d);
+    out[i] = lowVarKlSlope(lp, ref);
   }
   return out;
+}
+
+/** `d k3 / d logprob` of one token (finite inputs; no checks): 1 − exp(ref − logprob), 0 where clamped. */
+export function lowVarKlSlope(logprob: number, refLogprob: number): number {
+  const d = refLogprob - logprob;
+  if (d <= -K3_LOG_RATIO_CLAMP || d >= K3_LOG_RATIO_CLAMP) return 0;
+  const v = Math.exp(d) - d - 1;
+  if (v >= K3_VALUE_CLAMP) return 0; // v >= 0 always, so only the upper clamp can bind
+  return 1 - Math.exp(d);
 }

@@ -15,6 +15,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   advantage: async () => (await import('./advantage.js')).advantage,
   saturation: async () => (await import('./saturation.js')).saturation,
   clip: async () => (await import('./clip.js')).clip,
+  filter: async () => (await import('./filter.js')).filter,
 };
 
 export function experimentNames(): string[] {

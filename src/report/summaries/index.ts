@@ -19,6 +19,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   truncation: async () => (await import('./truncation.js')).formatTruncation,
   saturation: async () => (await import('./saturation.js')).formatSaturation,
   clip: async () => (await import('./clip.js')).formatClip,
+  filter: async () => (await import('./filter.js')).formatFilter,
 };
 
 /** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */
