@@ -7,7 +7,7 @@
  *   npm run fixtures -- agent mask   # some
  *
  * Location: test/fixtures/records/<experiment>.json (agent, rollout, advantage, mask, aggregation,
- * truncation, saturation, clip). Format (JSON, `format: 1`):
+ * truncation, saturation, clip, filter). Format (JSON, `format: 1`):
  *   experiment  name, as `labs run --experiment`
  *   tolerance   { relative, absolute }: numbers match when |a - b| <= absolute + relative x max(|a|, |b|)
  *   defaults    every option's default (the config `labs run` uses with no --set); compared exactly
@@ -52,6 +52,7 @@ const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: numbe
     },
     seeds: [1, 2],
   },
+  filter: { overrides: { updates: 12, groups_per_update: 8, group_size: 4, eval_tasks: 50 }, seeds: [1, 2] },
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,29 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { filter } from '../../experiments/filter.js';
+import { resolveConfig } from '../../experiments/options.js';
+import type { RunRecord } from '../../experiments/types.js';
+import { formatRecord } from './index.js';
+
+describe('filter summary', () => {
+  let text: string;
+  let r: RunRecord;
+  beforeAll(async () => {
+    r = await filter.run(
+      resolveConfig(filter, ['updates=3', 'groups_per_update=4', 'group_size=4', 'eval_tasks=10']),
+      {
+        seed: 1,
+      },
+    );
+    text = await formatRecord(r);
+  });
+
+  it('prints every arm, the rules table and ends with the measured headline', () => {
+    for (const arm of ['keep', 'exclude_from_denominator', 'dynamic_sampling', 'kl', 'kl_masked']) {
+      expect(text).toMatch(new RegExp(`^${arm}\\s`, 'm'));
+    }
+    expect(text).toContain('zero_variance_rules');
+    expect(text).toMatch(/^range\s+leave_one_out/m);
+    expect(text.trimEnd().endsWith(r.notes?.[0] ?? '?')).toBe(true);
+    expect(text).toContain('env=agent');
+  });
+});
