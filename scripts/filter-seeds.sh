@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the multi-seed runs behind docs/experiments/filter.md: seeds 1..30 of the filter
-# experiment on both environments (binary reward) and with the noisy partial-credit reward under the
-# exact and the range zero-variance rule. Sequential and niced: about 12 minutes of one core.
-#   bash scripts/filter-seeds.sh            # writes runs/filter-seeds/<name>/record.json
-#   node scripts/filter-paired.mjs          # prints the paired tables of the doc from those records
+# experiment on both environments (binary reward; agent 60 updates, token 80 updates) and, on the
+# agent env, with the noisy partial-credit reward under the exact and the range zero-variance rule.
+# Two lanes in parallel, niced (about 6 minutes of two cores on an idle machine).
+#   bash scripts/filter-seeds.sh        # writes runs/filter-seeds/<name>/record.json and <name>.txt
+#   npx tsx scripts/filter-paired.ts    # prints the paired tables of the doc from those records
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=runs/filter-seeds
@@ -15,7 +16,10 @@ run() {
     --out "$out/$name" "$@" >"$out/$name.txt"
   echo "$name done $(date -u +%H:%M:%S)"
 }
-run agent_binary --set env=agent
-run token_binary --set env=token
-run agent_noisy_exact --set env=agent --set reward=partial_noisy --set zero_variance_rule=exact
-run agent_noisy_range --set env=agent --set reward=partial_noisy --set zero_variance_rule=range
+(
+  run agent_binary --set env=agent --set updates=60
+  run agent_noisy_exact --set env=agent --set updates=60 --set reward=partial_noisy --set zero_variance_rule=exact
+  run agent_noisy_range --set env=agent --set updates=60 --set reward=partial_noisy --set zero_variance_rule=range
+) &
+run token_binary --set env=token --set updates=80
+wait

@@ -43,7 +43,7 @@ describe.each(['agent', 'token'])('filter experiment, env=%s', (env) => {
     for (const a of ['keep', 'exclude_from_denominator', 'kl', 'kl_masked']) {
       expect(arm(a).generated_per_update).toBe(K * G);
       // the whole budget is theirs, so the two AUCs coincide
-      expect(arm(a).success_per_generated_auc).toBeCloseTo(arm(a).success_per_update_auc, 5);
+      expect(arm(a).success_per_generated_auc).toBeCloseTo(arm(a).success_per_update_auc as number, 5);
     }
     const ds = arm('dynamic_sampling');
     expect(ds.generated_per_update).toBeGreaterThanOrEqual(K * G);
@@ -81,7 +81,7 @@ describe.each(['agent', 'token'])('filter experiment, env=%s', (env) => {
     expect(get('range', 'group').signal_rows_zeroed).toBe(0);
     expect(get('range', 'group').noise_only_max_abs_advantage).toBe(0);
     expect(get('range', 'leave_one_out').zeroed_rows).toBeGreaterThanOrEqual(
-      get('range', 'group').zeroed_rows,
+      get('range', 'group').zeroed_rows as number,
     );
     expect(rows.every((x) => x.groups === cfg.updates * K)).toBe(true);
   });
