@@ -25,7 +25,7 @@ const f = (x: number, d = 4) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
 const names = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ['agent_binary', 'token_binary', 'agent_noisy_exact', 'agent_noisy_range'];
+  : ['agent_binary', 'token_binary', 'agent_noisy_exact', 'agent_noisy_range', 'token_noisy_range'];
 for (const name of names) {
   const path = `runs/filter-seeds/${name}/record.json`;
   if (!existsSync(path)) {
@@ -56,6 +56,15 @@ for (const name of names) {
       return `${f(s.mean)} [${f(s.ci95[0])}, ${f(s.ci95[1])}] (${up}/${down})`;
     });
     process.stdout.write(`| ${arm} | ${cells.join(' | ')} |\n`);
+  }
+  {
+    // the KL masking question on its own: kl_masked against kl (same seed)
+    const cells = PAIRED.map((col) => {
+      const d = runs.map((r) => value(r, col, 'kl_masked') - value(r, col, 'kl'));
+      const s = summarize(d);
+      return `${f(s.mean)} [${f(s.ci95[0])}, ${f(s.ci95[1])}] (${d.filter((x) => x > 0).length}/${d.filter((x) => x < 0).length})`;
+    });
+    process.stdout.write(`| kl_masked - kl | ${cells.join(' | ')} |\n`);
   }
   const caps = runs.map((r) => r.metrics['cap_hit_updates.dynamic_sampling'] as number);
   process.stdout.write(
