@@ -2,7 +2,7 @@
 # Regenerates the multi-seed runs behind docs/experiments/filter.md: seeds 1..30 of the filter
 # experiment at its defaults (150 updates x 16 groups x 8) on both environments with the binary reward,
 # and with the noisy partial-credit reward under the exact and the range zero-variance rule.
-# Two lanes in parallel, niced (measured: about 12 minutes on the shared 2-core machine).
+# Two lanes in parallel, niced (measured: 9 minutes on the shared 2-core machine).
 #   bash scripts/filter-seeds.sh        # writes runs/filter-seeds/<name>/record.json and <name>.txt
 #   npx tsx scripts/filter-paired.ts    # prints the paired tables of the doc from those records
 set -euo pipefail

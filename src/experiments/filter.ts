@@ -13,6 +13,8 @@
  *   kept, as verl trims to the train batch size), at most `max_extra_gen_batches` extra batches;
  * - `kl`: `keep` plus verl's KL loss (k3, coefficient `kl_beta`) to the initial policy on every row;
  * - `kl_masked`: the same with zero-variance groups masked out of the KL term (a TRL pull request).
+ * Every arm but `keep` and `kl` sets the advantages of the rows its rule flags to 0: a no-op for
+ * exactly equal rewards, but with a tolerance on noisy rewards it also removes the noise advantages.
  * Which groups are zero-variance is decided by `zero_variance_rule` / `zero_variance_tol` on the
  * training reward. Measured per arm: success vs updates and vs generated trajectories, the
  * denominator, the fraction of generated rows that reach a gradient, KL to the reference; and, on the
