@@ -15,7 +15,7 @@
  * seed under labels shared by all arms (common random numbers).
  */
 import { LabError } from '../core/errors.js';
-import { lowVarKlGrad, lowVarKlSlope } from '../core/klLossGrad.js';
+import { klPenaltyDerivative } from '../core/klLoss.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
@@ -140,7 +140,7 @@ export function agentLearner(seed: number, o: AgentLearnerOptions): FilterLearne
           for (const s of e.steps) {
             const lp = logProb(logits, s.kind, s.stage, s.action);
             const rf = logProb(ref, s.kind, s.stage, s.action);
-            const dk = lowVarKlSlope(lp, rf);
+            const dk = klPenaltyDerivative(lp - rf, 'low_var_kl');
             // ascent on J = PG - beta x KL: the KL term enters with a minus sign
             accumulateGradLogProb(logits, s.kind, s.stage, s.action, (-beta * dk) / klTokens, grad);
           }
@@ -235,10 +235,12 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
             : new Float64Array(policy.logits.length);
         if (beta > 0 && klTokens > 0) {
           const lp = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
-          const dk = lowVarKlGrad(lp, ref);
-          const g = new Float64Array(dk.length);
-          for (let i = 0; i < g.length; i++)
-            g[i] = ((beta * (klMask[i] as number)) / klTokens) * (dk[i] as number);
+          const g = new Float64Array(lp.length);
+          for (let i = 0; i < g.length; i++) {
+            if (!klMask[i]) continue;
+            const dk = klPenaltyDerivative((lp[i] as number) - (ref[i] as number), 'low_var_kl');
+            g[i] = (beta / klTokens) * dk;
+          }
           const chained = chainLogProbGrad(
             policy.probabilities(),
             contexts,
