@@ -57,7 +57,7 @@ export const FILTER_OPTIONS = defineOptions({
   policy: option(
     z.enum(['tabular']),
     'tabular',
-    "'tabular' (the only policy so far; a neural policy is not available in this version)",
+    "'tabular' (the only policy this experiment supports; the token lab's neural policy is not wired in yet)",
   ),
   updates: option(int(1, 100_000), 150, 'policy updates (each on groups_per_update groups)'),
   groups_per_update: option(int(1, 10_000), 16, 'K: groups (tasks) per update, the train batch size'),
