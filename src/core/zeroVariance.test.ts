@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
-import { grpoScalarAdvantages } from './advantage.js';
+import { grpoScalarAdvantages } from './grpo.js';
 import { spreadOf, zeroVarianceRows } from './zeroVariance.js';
 
 const idx = (g: number, n: number) => Array.from({ length: g * n }, (_, i) => Math.floor(i / n));

@@ -22,10 +22,11 @@
  * Singletons (groups of one) are never flagged (verl keeps them); a row with one peer has a spread
  * of 0 under `leave_one_out` (a single value is constant).
  */
-import { checkFiniteScores } from './advantage.js';
+
 import type { GroupLabels } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, groupMembers } from './groupwise.js';
+import { checkFiniteScores } from './grpo.js';
 
 export type ZeroVarianceRule = 'exact' | 'std' | 'range';
 export const ZERO_VARIANCE_RULES: readonly ZeroVarianceRule[] = ['exact', 'std', 'range'];

@@ -22,7 +22,7 @@
  * (exact / std / range, whole group / leave-one-out) flags and what it does to the advantages.
  */
 import { z } from 'zod';
-import { grpoScalarAdvantages } from '../core/advantage.js';
+import { grpoScalarAdvantages } from '../core/grpo.js';
 import { type ZeroVarianceRule, type ZeroVarianceScope, zeroVarianceRows } from '../core/zeroVariance.js';
 import { Rng } from '../random.js';
 import { fixed, pairedDifferences, round6 } from './armReport.js';
