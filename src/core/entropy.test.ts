@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { computeEntropyLoss, entropyFromLogits } from './entropy.js';
+import { computeEntropyLoss, entropyFromLogits, entropyLossGrad } from './entropy.js';
 import { LabError } from './errors.js';
 
 describe('entropyFromLogits', () => {
@@ -58,4 +58,29 @@ describe('computeEntropyLoss', () => {
       6,
     );
   });
+});
+
+describe('entropyLossGrad (the entropy bonus term)', () => {
+  const shape = { rows: 2, cols: 3, vocab: 4 };
+  const logits = Float64Array.from({ length: 24 }, (_, i) => Math.sin(1.7 * i) * 2);
+  const mask = Float32Array.of(1, 1, 0, 1, 1, 1);
+  for (const mode of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const) {
+    it(`value equals computeEntropyLoss and the gradient passes a central finite difference (${mode})`, () => {
+      const { value, grad } = entropyLossGrad(logits, mask, shape, mode);
+      expect(value).toBeCloseTo(computeEntropyLoss(logits, mask, shape, mode), 5);
+      const eps = 1e-5;
+      for (let i = 0; i < logits.length; i++) {
+        const up = Float64Array.from(logits);
+        const dn = Float64Array.from(logits);
+        up[i] = (up[i] as number) + eps;
+        dn[i] = (dn[i] as number) - eps;
+        const fd =
+          (entropyLossGrad(up, mask, shape, mode).value - entropyLossGrad(dn, mask, shape, mode).value) /
+          (2 * eps);
+        expect(Math.abs((grad[i] as number) - fd)).toBeLessThan(1e-7);
+      }
+      // masked positions get no gradient
+      for (let v = 0; v < 4; v++) expect(grad[2 * 4 + v]).toBe(0);
+    });
+  }
 });

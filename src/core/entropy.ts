@@ -2,7 +2,7 @@
  * verl `entropy_from_logits` and `compute_entropy_loss` (docs/verl-semantics.md §7): the entropy of the softmax over
  * the vocabulary at each position, and its aggregation with agg_loss.
  */
-import { type AggOptions, aggLossNamed, type LossAggMode } from './aggLoss.js';
+import { type AggOptions, aggLossGrad, aggLossNamed, type LossAggMode } from './aggLoss.js';
 import { checkFinite, checkLength, checkShape, type FloatArray, type MaskArray } from './batch.js';
 import { LabError } from './errors.js';
 
@@ -67,4 +67,49 @@ export function computeEntropyLoss(
   const { logits, responseMask } = inputs;
   const entropy = entropyFromLogits(logits, shape);
   return aggLossNamed(entropy, responseMask, { rows: shape.rows, cols: shape.cols }, mode, agg, 'entropy');
+}
+
+/**
+ * The entropy bonus term and its gradient with respect to the logits: `value = agg_loss(H, m, mode)`
+ * (as {@link computeEntropyLoss}, computed in float64) and `grad[b,t,v] = ∂value/∂z[b,t,v] =
+ * w[b,t] · ∂H/∂z_v` with `∂H/∂z_v = −p_v (log p_v + H)` and `w = ∂agg/∂H` (aggLossGrad: linear in
+ * H for every mode). verl's actor minimises `pg_loss − entropy_coeff · value`, so its logits get
+ * `−entropy_coeff · grad`. Shapes: logits `[B,T,V]`, mask `[B,T]`; grad `[B,T,V]` float64, 0 where
+ * the mask is 0. Errors: as {@link computeEntropyLoss}; EMPTY_MASK for an all-zero mask.
+ */
+export function entropyLossGrad(
+  logits: FloatArray,
+  responseMask: MaskArray,
+  shape: Shape3,
+  mode: LossAggMode = 'token-mean',
+  agg: AggOptions = {},
+): { value: number; grad: Float64Array } {
+  entropyFromLogits(logits, shape); // validates shape, vocab and finiteness
+  const { rows, cols, vocab } = shape;
+  const shape2 = { rows, cols };
+  const weights = aggLossGrad(responseMask, shape2, mode, agg);
+  const grad = new Float64Array(rows * cols * vocab);
+  const logp = new Float64Array(vocab);
+  let value = 0;
+  for (let p = 0; p < rows * cols; p++) {
+    const w = weights[p] as number;
+    if (w === 0) continue;
+    const base = p * vocab;
+    let max = Number.NEGATIVE_INFINITY;
+    for (let v = 0; v < vocab; v++) max = Math.max(max, logits[base + v] as number);
+    let s = 0;
+    for (let v = 0; v < vocab; v++) s += Math.exp((logits[base + v] as number) - max);
+    const lse = max + Math.log(s);
+    let h = 0;
+    for (let v = 0; v < vocab; v++) {
+      logp[v] = (logits[base + v] as number) - lse;
+      h -= Math.exp(logp[v] as number) * (logp[v] as number);
+    }
+    value += w * h;
+    for (let v = 0; v < vocab; v++) {
+      const lp = logp[v] as number;
+      grad[base + v] = -w * Math.exp(lp) * (lp + h);
+    }
+  }
+  return { value, grad };
 }

@@ -190,3 +190,49 @@ describe('SequenceModel', () => {
     expectLabError(() => model.checkFinite(model.params, 'params', 12), 'NON_FINITE', 'w_h[0, 0]', 'step 12');
   });
 });
+
+describe('SequenceModel entropy bonus', () => {
+  it('entropies are those of the next-token softmax and backward(0, dL/dH) passes a finite difference', () => {
+    const { model, batch } = setup(7);
+    const n = batch.rows * batch.responseCols;
+    const coef = new Float64Array(n);
+    for (let b = 0; b < batch.rows; b++) {
+      const len = (batch.lengths[b] as number) - (batch.starts[b] as number);
+      for (let t = 0; t < len; t++) coef[b * batch.responseCols + t] = 0.3 + 0.1 * ((b + t) % 3);
+    }
+    const value = () => {
+      model.logProbs(batch);
+      const h = model.entropies();
+      let s = 0;
+      for (let i = 0; i < n; i++) s += (coef[i] as number) * (h[i] as number);
+      return s;
+    };
+    model.logProbs(batch);
+    const h = model.entropies();
+    // row 0, first response token: entropy of softmax(logits) after feeding the prompt [0, 1]
+    model.prepareGeneration();
+    const sampler = model.sampler();
+    sampler.reset();
+    sampler.feed(0);
+    sampler.feed(1);
+    const z = Array.from(sampler.logits);
+    const max = Math.max(...z);
+    const norm = z.reduce((a, x) => a + Math.exp(x - max), 0);
+    const direct = -z.reduce((a, x) => a + (Math.exp(x - max) / norm) * (x - max - Math.log(norm)), 0);
+    expect(h[0]).toBeCloseTo(direct, 12);
+    model.logProbs(batch);
+    const grads = Float64Array.from(model.backward(new Float64Array(n), coef));
+    const eps = 1e-6;
+    const rng = new Rng(2);
+    for (let k = 0; k < 40; k++) {
+      const i = rng.int(0, model.size - 1);
+      const keep = model.params[i] as number;
+      model.params[i] = keep + eps;
+      const up = value();
+      model.params[i] = keep - eps;
+      const dn = value();
+      model.params[i] = keep;
+      expect(Math.abs((grads[i] as number) - (up - dn) / (2 * eps))).toBeLessThan(1e-6);
+    }
+  });
+});

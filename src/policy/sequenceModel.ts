@@ -472,10 +472,12 @@ export class SequenceModel {
   /**
    * Backward pass of the last {@link logProbs} call: given `gradLogProb[b, s] = dL/d logp` for every
    * response token (`[rows, responseCols]`, 0 where the token is not in the loss), writes
-   * `dL/dparams` into {@link grads} (overwritten, not accumulated).
+   * `dL/dparams` into {@link grads} (overwritten, not accumulated). `gradEntropy[b, s] = dL/dH`
+   * (optional, same shape) adds an entropy term (the entropy bonus, see {@link entropies}): at each
+   * position `dH/dz_v = −p_v (log p_v + H)` is chained into the logits beside the log-prob term.
    * Errors: NON_FINITE naming row and token for a non-finite gradient; SHAPE_MISMATCH.
    */
-  backward(gradLogProb: ArrayLike<number>): Float64Array {
+  backward(gradLogProb: ArrayLike<number>, gradEntropy?: ArrayLike<number>): Float64Array {
     const batch = this.last;
     if (!batch) {
       throw new LabError('BAD_ARGUMENT', 'backward: call logProbs first (no activations)', {
@@ -501,6 +503,13 @@ export class SequenceModel {
         );
       }
     }
+    if (gradEntropy && gradEntropy.length !== rows * responseCols) {
+      throw new LabError(
+        'SHAPE_MISMATCH',
+        `gradEntropy: expected ${rows * responseCols} values [${rows}, ${responseCols}], got ${gradEntropy.length}`,
+        { details: { field: 'gradEntropy', expected: rows * responseCols, actual: gradEntropy.length } },
+      );
+    }
     const d = this.dModel;
     const d3 = 3 * d;
     const V = this.vocab;
@@ -525,11 +534,24 @@ export class SequenceModel {
         // output head: logits_t predicts token t+1
         if (t + 1 >= s && t + 1 < L) {
           const g = gradLogProb[b * responseCols + (t + 1 - s)] as number;
-          if (g !== 0) {
+          const gH = gradEntropy ? (gradEntropy[b * responseCols + (t + 1 - s)] as number) : 0;
+          if (g !== 0 || gH !== 0) {
             const po = i * V;
             const next = tokens[i + 1] as number;
             for (let v = 0; v < V; v++) dlog[v] = -g * (probs[po + v] as number);
             dlog[next] = (dlog[next] as number) + g;
+            if (gH !== 0) {
+              // dH/dz_v = −p_v (log p_v + H); p_v log p_v -> 0 where p_v underflows
+              let h = 0;
+              for (let v = 0; v < V; v++) {
+                const q = probs[po + v] as number;
+                if (q > 0) h -= q * Math.log(q);
+              }
+              for (let v = 0; v < V; v++) {
+                const q = probs[po + v] as number;
+                if (q > 0) dlog[v] = (dlog[v] as number) - gH * q * (Math.log(q) + h);
+              }
+            }
             for (let v = 0; v < V; v++) gr[bo + v] = (gr[bo + v] as number) + (dlog[v] as number);
             for (let k = 0; k < d; k++) {
               const h = hs[ho + k] as number;
@@ -614,6 +636,37 @@ export class SequenceModel {
     chain(this.off.token_embedding, this.vocab, this.dxwTok);
     chain(this.off.position_embedding, cols, this.dxwPos);
     return gr;
+  }
+
+  /**
+   * Entropy `H = −Σ_v p_v log p_v` of the next-token distribution (tau = 1) at every response
+   * position of the last {@link logProbs} call, `[rows, responseCols]`, 0 at padding (verl
+   * `entropy_from_logits` of the actor's logits). Errors: BAD_ARGUMENT before any logProbs call.
+   */
+  entropies(): Float64Array {
+    const batch = this.last;
+    if (!batch) {
+      throw new LabError('BAD_ARGUMENT', 'entropies: call logProbs first (no activations)', {
+        details: { field: 'entropies' },
+      });
+    }
+    const { rows, cols, lengths, starts, responseCols } = batch;
+    const V = this.vocab;
+    const out = new Float64Array(rows * responseCols);
+    for (let b = 0; b < rows; b++) {
+      const L = lengths[b] as number;
+      const s = starts[b] as number;
+      for (let t = Math.max(0, s - 1); t + 1 < L; t++) {
+        const po = (b * cols + t) * V;
+        let h = 0;
+        for (let v = 0; v < V; v++) {
+          const q = this.probs[po + v] as number;
+          if (q > 0) h -= q * Math.log(q);
+        }
+        out[b * responseCols + (t + 1 - s)] = h;
+      }
+    }
+    return out;
   }
 
   /** A generator with its own cached state (one row at a time); see {@link SequenceSampler}. */
