@@ -16,6 +16,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   saturation: async () => (await import('./saturation.js')).saturation,
   clip: async () => (await import('./clip.js')).clip,
   filter: async () => (await import('./filter.js')).filter,
+  explore: async () => (await import('./explore.js')).explore,
 };
 
 export function experimentNames(): string[] {
