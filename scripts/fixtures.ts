@@ -53,6 +53,21 @@ const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: numbe
     seeds: [1, 2],
   },
   filter: { overrides: { updates: 12, groups_per_update: 8, group_size: 4, eval_tasks: 50 }, seeds: [1, 2] },
+  explore: {
+    overrides: {
+      updates: 4,
+      tasks_per_update: 3,
+      group_size: 4,
+      eval_per_level: 6,
+      pool_per_level: 2,
+      class_samples: 6,
+      eval_every: 2,
+      temperatures: [1, 2],
+      entropy_coefs: [0, 0.01],
+      replay_fractions: [0.3],
+    },
+    seeds: [1],
+  },
 };
 
 const wanted = process.argv.slice(2);
