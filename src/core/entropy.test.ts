@@ -66,8 +66,8 @@ describe('entropyLossGrad (the entropy bonus term)', () => {
   const mask = Float32Array.of(1, 1, 0, 1, 1, 1);
   for (const mode of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const) {
     it(`value equals computeEntropyLoss and the gradient passes a central finite difference (${mode})`, () => {
-      const { value, grad } = entropyLossGrad(logits, mask, shape, mode);
-      expect(value).toBeCloseTo(computeEntropyLoss(logits, mask, shape, mode), 5);
+      const { value, grad } = entropyLossGrad({ logits, responseMask: mask }, shape, mode);
+      expect(value).toBeCloseTo(computeEntropyLoss({ logits, responseMask: mask }, shape, mode), 5);
       const eps = 1e-5;
       for (let i = 0; i < logits.length; i++) {
         const up = Float64Array.from(logits);
@@ -75,7 +75,8 @@ describe('entropyLossGrad (the entropy bonus term)', () => {
         up[i] = (up[i] as number) + eps;
         dn[i] = (dn[i] as number) - eps;
         const fd =
-          (entropyLossGrad(up, mask, shape, mode).value - entropyLossGrad(dn, mask, shape, mode).value) /
+          (entropyLossGrad({ logits: up, responseMask: mask }, shape, mode).value -
+            entropyLossGrad({ logits: dn, responseMask: mask }, shape, mode).value) /
           (2 * eps);
         expect(Math.abs((grad[i] as number) - fd)).toBeLessThan(1e-7);
       }

@@ -78,12 +78,12 @@ export function computeEntropyLoss(
  * the mask is 0. Errors: as {@link computeEntropyLoss}; EMPTY_MASK for an all-zero mask.
  */
 export function entropyLossGrad(
-  logits: FloatArray,
-  responseMask: MaskArray,
+  inputs: EntropyLossInputs,
   shape: Shape3,
   mode: LossAggMode = 'token-mean',
   agg: AggOptions = {},
 ): { value: number; grad: Float64Array } {
+  const { logits, responseMask } = inputs;
   entropyFromLogits(logits, shape); // validates shape, vocab and finiteness
   const { rows, cols, vocab } = shape;
   const shape2 = { rows, cols };

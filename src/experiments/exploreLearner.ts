@@ -22,8 +22,8 @@
  */
 import { aggLossGrad, type LossAggMode } from '../core/aggLoss.js';
 import { entropyLossGrad } from '../core/entropy.js';
-import { policyLossVanillaGrad } from '../core/policyLoss.js';
 import { rolloutIsWeights } from '../core/rolloutCorrection.js';
+import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import {
   maxPromptLength,
   PROMPTED_VOCAB_SIZE,
@@ -50,10 +50,10 @@ import type { Rng } from '../random.js';
 import { Optimizer } from '../train/adam.js';
 import {
   gatherLogProbs,
-  groupAdvantages,
   type PackedBatch,
   packTranscripts,
   responseMaskFromRoles,
+  tokenGroupAdvantages,
 } from '../train/tokenLearner.js';
 import type { JsonValue } from './types.js';
 
@@ -184,7 +184,7 @@ function prepare(
   const labels = new Int32Array(all.length);
   labels.set(group);
   for (let i = rows.length; i < all.length; i++) labels[i] = -1 - i; // singletons: advantage 0
-  const adv = groupAdvantages(scores, labels, batch, mask, { std: 'unbiased' });
+  const adv = tokenGroupAdvantages(scores, labels, batch, mask, { std: 'unbiased' });
   const old = oldLogProb(all, batch);
   if (terms.isCorrection && terms.temperature !== 1) {
     const logRatio = new Float64Array(old.length);
@@ -194,7 +194,7 @@ function prepare(
           logRatio[b * cols + t] = (old[b * cols + t] as number) - (e.behaviourLogProb[t] as number);
       }
     });
-    const w = rolloutIsWeights(logRatio, mask, batch.shape).weights;
+    const w = rolloutIsWeights({ logRatio, responseMask: mask }, batch.shape).weights;
     for (let i = 0; i < adv.length; i++) adv[i] = (adv[i] as number) * (w[i] as number);
   }
   const sft = new Float64Array(batch.tokens.length);
@@ -249,10 +249,14 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
       let entropy = Number.NaN;
       for (let e = 0; e < cfg.ppo_epochs; e++) {
         const logProb = gatherLogProbs(policy.logProbabilities(), V, batch);
-        const res = policyLossVanillaGrad(oldLp, logProb, adv, mask, shape, {
-          lossAggMode: terms.lossAggMode,
-          clipRatio: cfg.clip_ratio,
-        });
+        const res = policyLossVanillaGrad(
+          { oldLogProb: oldLp, logProb, advantages: adv, responseMask: mask },
+          shape,
+          {
+            lossAggMode: terms.lossAggMode,
+            clipRatio: cfg.clip_ratio,
+          },
+        );
         const g = new Float64Array(n);
         for (let i = 0; i < n; i++) g[i] = (res.grad[i] as number) + (sft[i] as number);
         const probs = policy.probabilities();
@@ -261,12 +265,15 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
         const z = new Float64Array(n * V);
         for (let i = 0; i < n; i++)
           z.set(policy.logits.subarray(batch.contexts[i]! * V, batch.contexts[i]! * V + V), i * V);
-        const ent = entropyLossGrad(z, mask, { rows: shape.rows, cols: shape.cols, vocab: V }, 'token-mean');
+        const ent = entropyLossGrad(
+          { logits: z, responseMask: mask },
+          { rows: shape.rows, cols: shape.cols, vocab: V },
+          'token-mean',
+        );
         if (e === 0) entropy = ent.value;
         if (terms.entropyCoef > 0) {
           const eg = entropyLossGrad(
-            z,
-            mask,
+            { logits: z, responseMask: mask },
             { rows: shape.rows, cols: shape.cols, vocab: V },
             terms.lossAggMode,
           ).grad;
@@ -358,10 +365,14 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
           entropy = 0;
           for (let i = 0; i < h.length; i++) entropy += (tokenMean[i] as number) * (h[i] as number);
         }
-        const res = policyLossVanillaGrad(old, logProb, adv, mask, shape, {
-          lossAggMode: terms.lossAggMode,
-          clipRatio: cfg.clip_ratio,
-        });
+        const res = policyLossVanillaGrad(
+          { oldLogProb: old, logProb, advantages: adv, responseMask: mask },
+          shape,
+          {
+            lossAggMode: terms.lossAggMode,
+            clipRatio: cfg.clip_ratio,
+          },
+        );
         const g = new Float64Array(old.length);
         for (let i = 0; i < g.length; i++) g[i] = (res.grad[i] as number) + (sft[i] as number);
         const gH = new Float64Array(old.length);
