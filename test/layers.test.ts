@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 const LAYERS = [
   'core',
   'random',
+  'stats',
   'envs',
   'policy',
   'train',
