@@ -184,5 +184,11 @@ export const aggregation: Experiment<typeof AGGREGATION_OPTIONS> = {
   name: 'aggregation',
   summary: "token-level env: verl's four loss_agg_modes and their length bias, measured over training",
   options: AGGREGATION_OPTIONS,
+  // Headline comparisons with --seeds: every mode vs verl's default token-mean.
+  comparisons: () => ({
+    baseline: 'token-mean',
+    arms: [...LOSS_AGG_MODES],
+    metrics: ['eval_success', 'eval_verify_rate', 'success_mean_length'],
+  }),
   run: runAggregation,
 };

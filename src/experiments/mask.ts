@@ -152,5 +152,11 @@ export const mask: Experiment<typeof MASK_OPTIONS> = {
   summary:
     'token-level env: correct response mask vs environment tokens masked 1 (observation tokens emitted as actions)',
   options: MASK_OPTIONS,
+  // Headline comparisons with --seeds: the wrong mask vs the correct one.
+  comparisons: () => ({
+    baseline: 'correct',
+    arms: ['flipped'],
+    metrics: ['eval_success', 'observation_token_action_rate', 'protocol_error_rate'],
+  }),
   run: runMask,
 };

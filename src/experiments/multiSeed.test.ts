@@ -44,17 +44,20 @@ describe('runSeeds', () => {
 
   it('runs each seed and summarises numeric metrics and curves', async () => {
     const progress: number[] = [];
-    const rec = await runSeeds(toy, { k: 1 }, [1, 2, 3], (d) => progress.push(d));
+    const rec = await runSeeds(toy, { k: 10 }, [1, 2, 3], (d) => progress.push(d));
     expect(rec.seeds).toEqual([1, 2, 3]);
-    expect(rec.runs.map((r) => r.metrics.m)).toEqual([0.1, 0.2, 0.3]);
+    expect(rec.runs.map((r) => r.metrics.m)).toEqual([1, 2, 3]);
     const m = rec.summary.m!;
-    expect(m.mean).toBeCloseTo(0.2, 12);
-    expect(m.std).toBeCloseTo(0.1, 12);
-    expect([m.min, m.max]).toEqual([0.1, 0.3]);
-    // t_{0.975,2} = 4.303; half width = 4.303 * 0.1 / sqrt(3)
-    expect(m.ci95[1] - m.mean).toBeCloseTo((4.303 * 0.1) / Math.sqrt(3), 10);
+    expect(m.mean).toBeCloseTo(2, 12);
+    expect(m.std).toBeCloseTo(1, 12);
+    expect([m.min, m.max]).toEqual([1, 3]);
+    // values outside [0, 1]: t interval, t_{0.975,2} = 4.303; half width = 4.303 * 1 / sqrt(3)
+    expect(m.interval).toBe('t');
+    expect(m.ci95[1] - m.mean).toBeCloseTo(4.303 / Math.sqrt(3), 10);
     expect(rec.summary.label).toBeUndefined();
     expect(rec.curve_summary?.['c.a']?.mean).toEqual([2, 4]);
+    expect(rec.curve_summary?.['c.a']?.interval).toBe('t');
+    expect(rec.comparisons).toBeUndefined(); // the toy declares no arms
     expect(rec.curve_summary?.update).toBeUndefined();
     expect(progress.at(-1)).toBe(3);
   });
@@ -104,5 +107,71 @@ describe('runSeeds', () => {
       });
       expect(started).toEqual([1, 2, 3, 4]);
     });
+  });
+});
+
+describe('runSeeds: rates and paired comparisons', () => {
+  // Two arms whose per-seed rates are known: 'b' beats 'a' by 0.1 on every seed but one.
+  const armed: Experiment = {
+    name: 'armed',
+    summary: 'two arms with known rates',
+    options: defineOptions({}),
+    comparisons: () => ({ baseline: 'a', arms: ['a', 'b'], metrics: ['rate', 'len'] }),
+    run(_config, ctx): RunRecord {
+      const base = ctx.seed === 1 ? 1 : 0.5 + 0.02 * ctx.seed;
+      const lift = ctx.seed === 5 ? -0.05 : 0.1;
+      return {
+        experiment: 'armed',
+        seed: ctx.seed,
+        version: '0.1.0',
+        config: {},
+        metrics: {
+          'a.rate': base,
+          'b.rate': Math.min(1, base + lift),
+          'a.len': 10 + ctx.seed,
+          'b.len': ctx.seed === 3 ? Number.NaN : 12 + ctx.seed,
+        },
+        curves: { update: [1], 'success.a': [base] },
+        tables: {},
+        timing: { wall_ms: 0 },
+      };
+    },
+  };
+
+  it('summarises rates with a bootstrap interval inside [0, 1] and says so', async () => {
+    const rec = await runSeeds(armed, {}, [1, 2, 3, 4, 5, 6]);
+    const s = rec.summary['b.rate']!;
+    expect(s.interval).toBe('bootstrap-percentile');
+    expect(s.ci95[0]).toBeGreaterThanOrEqual(s.min);
+    expect(s.ci95[1]).toBeLessThanOrEqual(1);
+    expect(rec.summary['a.len']!.interval).toBe('t');
+    expect(rec.curve_summary?.['success.a']?.interval).toBe('bootstrap-percentile');
+    expect(rec.statistics?.stats_seed).toBe(0);
+  });
+
+  it('reports every arm vs baseline per metric with exact p, Holm p and mde80', async () => {
+    const rec = await runSeeds(armed, {}, [1, 2, 3, 4, 5, 6]);
+    const cmp = rec.comparisons ?? [];
+    expect(cmp.map((c) => `${c.arm}-${c.baseline}:${c.metric}`)).toEqual(['b-a:rate', 'b-a:len']);
+    const rate = cmp[0]!;
+    // differences: seed 1 capped at 1 -> 0; seeds 2,3,4,6 -> 0.1; seed 5 -> -0.05
+    expect(rate.n).toBe(6);
+    expect(rate.diff).toBeCloseTo(0.35 / 6, 12);
+    // sign flips of (0, .1, .1, .1, .1, -.05): |sum| >= 0.35 exactly when the four 0.1s share a sign
+    // (0.4 ± 0.05; three against one reach only 0.25): 2 (their sign) x 2 (the 0.05) x 2 (the zero) = 8 of 64
+    expect(rate.p).toBeCloseTo(8 / 64, 12);
+    expect(rate.p_method).toBe('exact');
+    const len = cmp[1]!;
+    // seed 3 has NaN for b.len: 5 pairs, every difference 2 -> p = 2/32, CI [2, 2], mde80 0
+    expect(len.n).toBe(5);
+    expect(len.diff).toBe(2);
+    expect(len.ci95).toEqual([2, 2]);
+    expect(len.p).toBe(2 / 32);
+    expect(len.mde80).toBe(0);
+    // Holm over the two: sorted 1/16 -> 2·1/16 = 1/8, then max(1/8, 1·1/8) = 1/8
+    expect(rate.p_holm).toBeCloseTo(2 / 16, 12);
+    expect(len.p_holm).toBeCloseTo(2 / 16, 12);
+    // deterministic: the same seeds give the same statistics
+    expect((await runSeeds(armed, {}, [1, 2, 3, 4, 5, 6])).comparisons).toEqual(cmp);
   });
 });

@@ -1,24 +1,35 @@
 /**
- * Run one experiment over many seeds and summarise every numeric metric (mean, std, min, max,
- * t-based 95% CI) and every per-update curve (mean and 95% band), as `--seeds A..B` prints.
+ * Run one experiment over many seeds and summarise every numeric metric (mean, std, min, max, 95%
+ * interval: t, or a bootstrap over seeds for rates) and every per-update curve (mean and 95% band),
+ * plus the experiment's paired comparisons, as `--seeds A..B` prints.
  */
 import type { z } from 'zod';
 import { isLabError, LabError } from '../core/errors.js';
-import { summarize } from '../core/stats.js';
 import type { OptionsSchema } from './options.js';
-import type { Experiment, JsonValue, MetricSummary, MultiSeedRecord, RunRecord } from './types.js';
+import { compareArms, curveBands, statisticsDescription, summarizeAcrossSeeds } from './seedStatistics.js';
+import type {
+  ComparisonPlan,
+  Experiment,
+  JsonValue,
+  MetricSummary,
+  MultiSeedRecord,
+  RunRecord,
+} from './types.js';
 import { VERSION } from './version.js';
 
 /**
- * The `--seeds` record: per numeric metric (finite in every run) core's `summarize` across runs — mean,
- * sample std, min, max, t-based 95% CI — and per curve (except `update`) the per-update mean and 95%
- * band over the runs whose value is finite there, truncated to the shortest run.
+ * The `--seeds` record: per numeric metric (finite in every run) its summary across runs — mean,
+ * sample std, min, max, 95% interval (t, or bootstrap over seeds when every value is in [0, 1]; see
+ * seedStatistics.ts) — per curve (except `update`) the per-update mean and 95% band over the runs
+ * whose value is finite there, truncated to the shortest run, and, when `plan` is given, the paired
+ * comparisons it declares (with Holm-adjusted p-values across them).
  */
 export function summarizeRuns(
   experiment: string,
   config: Record<string, JsonValue>,
   runs: RunRecord[],
   wallMs: number,
+  plan: ComparisonPlan | null = null,
 ): MultiSeedRecord {
   const summary: Record<string, MetricSummary> = {};
   const first = runs[0];
@@ -26,7 +37,7 @@ export function summarizeRuns(
     for (const key of Object.keys(first.metrics)) {
       const values = runs.map((r) => r.metrics[key]);
       if (values.every((v): v is number => typeof v === 'number' && Number.isFinite(v))) {
-        summary[key] = summarize(values, `metrics.${key}`);
+        summary[key] = summarizeAcrossSeeds(values, key);
       }
     }
   }
@@ -36,25 +47,10 @@ export function summarizeRuns(
       const series = runs.map((r) => r.curves[key] ?? []);
       const len = Math.min(...series.map((s) => s.length));
       if (len === 0 || key === 'update') continue;
-      const mean: number[] = [];
-      const lo: number[] = [];
-      const hi: number[] = [];
-      for (let i = 0; i < len; i++) {
-        const column = series.map((s) => s[i] as number).filter((v) => Number.isFinite(v));
-        if (column.length === 0) {
-          mean.push(Number.NaN);
-          lo.push(Number.NaN);
-          hi.push(Number.NaN);
-          continue;
-        }
-        const s = summarize(column);
-        mean.push(s.mean);
-        lo.push(s.ci95[0]);
-        hi.push(s.ci95[1]);
-      }
-      curve_summary[key] = { mean, lo, hi };
+      curve_summary[key] = curveBands(series, key);
     }
   }
+  const comparisons = plan ? compareArms(runs, plan) : [];
   return {
     experiment,
     seeds: runs.map((r) => r.seed),
@@ -63,6 +59,8 @@ export function summarizeRuns(
     runs,
     summary,
     curve_summary,
+    ...(plan ? { comparisons } : {}),
+    statistics: statisticsDescription(comparisons.length),
     timing: { wall_ms: wallMs },
   };
 }
@@ -154,5 +152,12 @@ export async function runSeeds<S extends OptionsSchema>(
       onProgress?.(i + 1, seeds.length);
     }
   }
-  return summarizeRuns(experiment.name, config as Record<string, JsonValue>, runs, performance.now() - start);
+  const plan = experiment.comparisons?.(config) ?? null;
+  return summarizeRuns(
+    experiment.name,
+    config as Record<string, JsonValue>,
+    runs,
+    performance.now() - start,
+    plan,
+  );
 }

@@ -434,5 +434,16 @@ export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
   summary:
     "the course's second experiment: rollout workers and a trainer as a discrete-event simulation; throughput, version lag, the real probability ratio, ESS and learning per mode and correction",
   options: ROLLOUT_OPTIONS,
+  // Headline comparisons with --seeds: every configured row vs the synchronous one (none without 'sync').
+  comparisons: (config) => {
+    const keys = parseRows(String(config.rows)).map((r) => r.key);
+    if (!keys.includes('sync')) return null;
+    return {
+      baseline: 'sync',
+      arms: keys,
+      metrics: ['eval_success', 'throughput', 'ratio_p99'],
+      key: 'metric.arm',
+    };
+  },
   run: runRollout,
 };

@@ -44,8 +44,49 @@ export interface PlotHint {
   yFields?: string[];
 }
 
-/** Summary statistics across seeds for one metric: core's `summarize` output (mean, sample std, min, max, t-based ci95, n). */
-export type MetricSummary = Summary;
+/**
+ * Summary statistics across seeds for one metric: mean, sample std, min, max, n and the 95% interval
+ * of the mean. `interval` says which interval `ci95` is: 't' (core's `summarize`) for a metric with
+ * some value outside [0, 1], 'bootstrap-percentile' over seeds for a metric whose every value lies
+ * in [0, 1] (rates and fractions), so a rate's interval never leaves [0, 1].
+ */
+export type MetricSummary = Summary & { interval?: SummaryInterval };
+
+export type SummaryInterval = 't' | 'bootstrap-percentile';
+
+/**
+ * The arms an experiment compares over seeds (`comparisons` of a multi-seed record): every arm
+ * against `baseline` on every headline metric. A metric's value for an arm is
+ * `metrics['<arm>.<metric>']` (key 'arm.metric', the token-lab experiments) or
+ * `metrics['<metric>.<arm>']` (key 'metric.arm', the rollout experiment).
+ */
+export interface ComparisonPlan {
+  baseline: string;
+  arms: string[];
+  metrics: string[];
+  key?: 'arm.metric' | 'metric.arm';
+}
+
+/** One paired comparison over seeds (DESIGN.md RunRecord section). */
+export interface Comparison {
+  arm: string;
+  baseline: string;
+  metric: string;
+  /** Seeds where both values are finite (the pairs used). */
+  n: number;
+  /** Mean over seeds of arm − baseline. */
+  diff: number;
+  /** 95% paired bootstrap interval of `diff` (method in `ci_method`). */
+  ci95: [number, number];
+  ci_method: 'bca' | 'percentile';
+  /** Two-sided sign-flip permutation p-value (method in `p_method`). */
+  p: number;
+  p_method: 'exact' | 'monte-carlo';
+  /** `p` Holm-adjusted across all comparisons of the record. */
+  p_holm: number;
+  /** Minimal detectable paired difference at 80% power (two-sided α = 0.05, t-based); null for n < 2. */
+  mde80: number | null;
+}
 
 export interface MultiSeedRecord {
   experiment: string;
@@ -54,8 +95,12 @@ export interface MultiSeedRecord {
   config: Record<string, JsonValue>;
   runs: RunRecord[];
   summary: Record<string, MetricSummary>;
-  /** Per-update mean curve and 95% band across seeds (for reports). */
-  curve_summary?: Record<string, { mean: number[]; lo: number[]; hi: number[] }>;
+  /** Per-update mean curve and 95% band across seeds (for reports); `interval` as in {@link MetricSummary}. */
+  curve_summary?: Record<string, { mean: number[]; lo: number[]; hi: number[]; interval?: SummaryInterval }>;
+  /** Paired comparisons of the experiment's arms against their baseline (see {@link ComparisonPlan}). */
+  comparisons?: Comparison[];
+  /** How each interval and p-value of this record was computed, in words, and the statistics' seed. */
+  statistics?: Record<string, JsonValue>;
   timing: { wall_ms: number };
 }
 
@@ -75,5 +120,7 @@ export interface Experiment<S extends OptionsSchema = OptionsSchema> {
   /** One line for `labs list`. */
   summary: string;
   options: S;
+  /** The paired comparisons a multi-seed run reports for `config` (null or absent: none). */
+  comparisons?: (config: z.output<S>) => ComparisonPlan | null;
   run(config: z.output<S>, ctx: RunContext): RunRecord | Promise<RunRecord>;
 }

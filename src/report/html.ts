@@ -10,6 +10,7 @@ import { LabError } from '../core/errors.js';
 import { experimentNames, loadExperiment } from '../experiments/registry.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
+import { comparisonPlotSpecs } from './comparisonPlots.js';
 import { renderPage } from './page.js';
 import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
@@ -68,6 +69,11 @@ export async function writeHtmlReport(
     return { record, label: labels[i] as string, source: sources[i] as string, ...(rerun ? { rerun } : {}) };
   });
   const plan = planPlots(labeled);
+  // Paired comparisons (multi-seed records of an experiment with arms) come first: they are the headline.
+  const comparisonPlots = labeled.flatMap(({ record, label }) =>
+    'runs' in record ? comparisonPlotSpecs(record.comparisons ?? [], label ? `${label}: ` : '') : [],
+  );
+  plan.plots.unshift(...comparisonPlots);
   const plots = [];
   for (const spec of plan.plots) plots.push({ spec, svg: await renderPlotSvg(spec) });
   const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });

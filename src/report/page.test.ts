@@ -164,7 +164,58 @@ describe('renderPage', () => {
       '0.4',
       '0.6',
       '[0.25, 0.75]',
+      't', // a record without `interval` predates the bootstrap for rates: its interval is the t one
       '3',
     ]);
+  });
+
+  it('shows the paired comparisons of a multi-seed record in a table with their methods', () => {
+    const multi: MultiSeedRecord = {
+      experiment: 'agent',
+      seeds: [1, 2, 3],
+      version: '0.1.0',
+      config: {},
+      runs: [run(1), run(2), run(3)],
+      summary: {},
+      timing: { wall_ms: 10 },
+    };
+    multi.comparisons = [
+      {
+        arm: 'b',
+        baseline: 'a',
+        metric: 'eval_success',
+        n: 3,
+        diff: 0.1,
+        ci95: [0.05, 0.15],
+        ci_method: 'bca',
+        p: 0.25,
+        p_method: 'exact',
+        p_holm: 0.5,
+        mde80: 0.2,
+      },
+    ];
+    const d = doc(
+      renderPage({
+        records: [{ record: multi, label: '', source: 'm.json' }],
+        plots: [],
+        omitted: [],
+        version: '0.1.0',
+      }),
+    );
+    const h2 = [...d.querySelectorAll('h2')].map((h) => h.textContent);
+    expect(h2).toContain('Paired comparisons');
+    const row = [...d.querySelectorAll('table')][0]?.querySelectorAll('tbody tr')[0];
+    expect([...(row?.querySelectorAll('td') ?? [])].map((c) => c.textContent)).toEqual([
+      'b',
+      'a',
+      'eval_success',
+      '3',
+      '0.1',
+      '[0.05, 0.15]',
+      '0.25',
+      '0.5',
+      '0.2',
+    ]);
+    expect(d.body.textContent).toContain('BCa bootstrap');
   });
 });

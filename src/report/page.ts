@@ -107,13 +107,15 @@ function metricsSection(records: PageRecord[]): string {
         s.min,
         s.max,
         ciText(s.ci95, s.n ?? record.runs.length),
+        s.interval === 'bootstrap-percentile' ? 'bootstrap' : 't',
         s.n ?? record.runs.length,
       ]);
       const perSeedKeys = Object.keys(record.runs[0]?.metrics ?? {});
       const perSeed = record.runs.map((r) => [r.seed, ...perSeedKeys.map((k) => r.metrics[k])]);
       return [
         '<h2>Metrics across seeds</h2>',
-        htmlTable(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean', 'n'], rows),
+        htmlTable(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean', 'interval', 'n'], rows),
+        `<p class="note">${escapeHtml(INTERVAL_NOTE)}</p>`,
         '<details><summary>Metrics of every seed</summary>',
         htmlTable(['seed', ...perSeedKeys], perSeed),
         '</details>',
@@ -142,6 +144,40 @@ function metricsSection(records: PageRecord[]): string {
     : '';
   return `<h2>Metrics</h2>\n${note}${htmlTable(['metric', ...records.map((r) => r.label)], rows)}`;
 }
+
+const INTERVAL_NOTE =
+  "interval: 't' = mean ± t_{0.975,n-1}·std/√n; 'bootstrap' = percentile bootstrap over seeds (10,000 resamples), used for every metric whose values all lie in [0, 1] (rates), so its interval stays in [0, 1].";
+
+/** The paired comparisons of each multi-seed record that has them (plots are drawn separately). */
+function comparisonsSection(records: PageRecord[]): string {
+  const parts: string[] = [];
+  for (const { record, label } of records) {
+    if (!('runs' in record) || !record.comparisons?.length) continue;
+    const rows = record.comparisons.map((c) => [
+      c.arm,
+      c.baseline,
+      c.metric,
+      c.n,
+      c.diff,
+      `[${formatNumber(c.ci95[0])}, ${formatNumber(c.ci95[1])}]`,
+      Number(formatNumber(c.p, 3)),
+      Number(formatNumber(c.p_holm, 3)),
+      c.mde80,
+    ]);
+    parts.push(
+      label ? `<h3>${escapeHtml(label)}</h3>` : '',
+      htmlTable(
+        ['arm', 'baseline', 'metric', 'n', 'diff', '95% CI (paired BCa)', 'p', 'p_holm', 'mde80'],
+        rows,
+      ),
+      `<p class="note">${escapeHtml(COMPARISON_NOTE)}</p>`,
+    );
+  }
+  return parts.length ? `<h2>Paired comparisons</h2>\n${parts.join('\n')}` : '';
+}
+
+const COMPARISON_NOTE =
+  'diff = mean over seeds of arm − baseline, paired by seed. 95% CI: BCa bootstrap of the paired differences (10,000 resamples). p: two-sided sign-flip permutation test (exact for n <= 20 seeds, else 100,000 seeded Monte-Carlo sign vectors). p_holm: Holm across the comparisons of the record. mde80: smallest paired difference detectable with 80% power at two-sided α = 0.05, (t_{0.975,n-1} + t_{0.80,n-1})·sd/√n.';
 
 function configSection(records: PageRecord[]): string {
   const keys = [...new Set(records.flatMap(({ record }) => Object.keys(record.config)))];
@@ -262,6 +298,7 @@ export function renderPage(input: PageInput): string {
 <ul class="meta">${sources}</ul>
 ${notes.length ? `<h2>Notes</h2>\n<ul class="notes">${notes.join('\n')}</ul>` : ''}
 ${plotSection(input.plots, input.omitted)}
+${comparisonsSection(records)}
 ${metricsSection(records)}
 ${configSection(records)}
 ${tablesSection(records)}

@@ -6,7 +6,7 @@
  * else is a BAD_RECORD error naming the file, the field and the position.
  */
 import { LabError } from '../core/errors.js';
-import type { JsonValue, MultiSeedRecord, PlotHint, RunRecord } from '../experiments/types.js';
+import type { Comparison, JsonValue, MultiSeedRecord, PlotHint, RunRecord } from '../experiments/types.js';
 
 const NON_FINITE_SPELLINGS: Record<string, number> = {
   NaN: Number.NaN,
@@ -120,6 +120,26 @@ function checkRun(v: unknown, file: string, prefix: string): RunRecord {
   return record;
 }
 
+/** `comparisons` of a multi-seed record: each entry with string arm/baseline/metric and numeric diff, ci95, p, p_holm. */
+function checkComparisons(v: unknown[], file: string): Comparison[] {
+  return v.map((c, i) => {
+    const at = `comparisons[${i}]`;
+    if (!isObject(c)) fail(file, at, `is ${describe(c)} (expected a comparison object)`);
+    for (const f of ['arm', 'baseline', 'metric'])
+      if (typeof c[f] !== 'string') fail(file, `${at}.${f}`, `is ${describe(c[f])} (expected a string)`);
+    const ci = Array.isArray(c.ci95) ? c.ci95 : [];
+    if (ci.length !== 2) fail(file, `${at}.ci95`, `is ${describe(c.ci95)} (expected [lo, hi])`);
+    return {
+      ...(c as unknown as Comparison),
+      diff: decodeNumber(c.diff, file, `${at}.diff`),
+      ci95: [decodeNumber(ci[0], file, `${at}.ci95[0]`), decodeNumber(ci[1], file, `${at}.ci95[1]`)],
+      p: decodeNumber(c.p, file, `${at}.p`),
+      p_holm: decodeNumber(c.p_holm, file, `${at}.p_holm`),
+      mde80: c.mde80 === null || c.mde80 === undefined ? null : decodeNumber(c.mde80, file, `${at}.mde80`),
+    };
+  });
+}
+
 function checkCurveSummary(v: unknown, file: string): MultiSeedRecord['curve_summary'] {
   if (v === undefined) return undefined;
   if (!isObject(v)) fail(file, 'curve_summary', `is ${describe(v)} (expected an object)`);
@@ -134,6 +154,7 @@ function checkCurveSummary(v: unknown, file: string): MultiSeedRecord['curve_sum
       fail(file, at, `has mean/lo/hi of lengths ${mean.length}/${lo.length}/${hi.length} (expected equal)`);
     }
     out[key] = { mean, lo, hi };
+    if (s.interval === 't' || s.interval === 'bootstrap-percentile') out[key].interval = s.interval;
   }
   return out;
 }
@@ -164,5 +185,7 @@ export function normalizeRecord(data: unknown, file: string): RunRecord | MultiS
   };
   const curveSummary = checkCurveSummary(data.curve_summary, file);
   if (curveSummary) record.curve_summary = curveSummary;
+  if (Array.isArray(data.comparisons)) record.comparisons = checkComparisons(data.comparisons, file);
+  if (isObject(data.statistics)) record.statistics = data.statistics as Record<string, JsonValue>;
   return record;
 }

@@ -5,6 +5,7 @@
 import type { MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { seedsDirLabel } from '../records.js';
 import { formatNumber, table } from '../text.js';
+import { formatComparisons } from './comparisons.js';
 
 export type Formatter = (record: RunRecord) => string;
 
@@ -56,12 +57,14 @@ export function formatMultiSeed(rec: MultiSeedRecord): string {
     s.min,
     s.max,
     s.n < 2 ? 'n/a (1 seed)' : `[${formatNumber(s.ci95[0])}, ${formatNumber(s.ci95[1])}]`,
+    s.n < 2 ? '' : s.interval === 'bootstrap-percentile' ? 'boot' : 't',
   ]);
   const n = rec.seeds.length;
   const lines = [
     `${rec.experiment}  seeds ${seedsLabel(rec.seeds)} (${n} ${n === 1 ? 'run' : 'runs'}, ${formatNumber(rec.timing.wall_ms / 1000, 3)} s)`,
     '',
-    table(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean'], rows),
+    table(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean', 'interval'], rows),
+    "interval: 't' = mean ± t_{0.975,n-1}·std/√n; 'boot' = percentile bootstrap over seeds (10,000 resamples), used for every metric whose values all lie in [0, 1] (rates), so its interval stays in [0, 1].",
   ];
   // A metric some seeds report as a number but others as NaN or not at all (e.g. steps to 0.9 when
   // never reached) is left out of the table; say so, with those seeds.
@@ -78,5 +81,7 @@ export function formatMultiSeed(rec: MultiSeedRecord): string {
   if (skipped.length) {
     lines.push('', `not summarised, not a finite number in every seed: ${skipped.join('; ')}`);
   }
+  const comparisons = formatComparisons(rec.comparisons ?? [], 'paired comparisons (arm vs baseline):');
+  if (comparisons) lines.push('', comparisons);
   return lines.join('\n');
 }
