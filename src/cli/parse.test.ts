@@ -36,6 +36,17 @@ describe('parseCli', () => {
     });
   });
 
+  it('parses --sweep key=v1,v2 and refuses a malformed one as a usage error', () => {
+    expect(parseCli(['run', '-e', 'truncation', '--sweep', 'budget=22,25', '--seeds', '1..2'])).toMatchObject(
+      {
+        sweep: { key: 'budget', values: ['22', '25'] },
+        seeds: [1, 2],
+      },
+    );
+    expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ sweep: null });
+    expect(cliError(['run', '-e', 'truncation', '--sweep', 'budget=22'])).toMatchObject({ code: 'BAD_CLI' });
+  });
+
   it('defaults the seed to 7 and parses --seeds ranges as multi-seed', () => {
     expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ seeds: [7], multi: false });
     expect(parseCli(['run', '-e', 'agent', '--seeds', '3..6'])).toMatchObject({

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
+import { parseSweep, type SweepSpec } from '../experiments/sweep.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
@@ -76,6 +77,8 @@ export type ParsedCli =
       seeds: number[];
       multi: boolean;
       sets: string[];
+      /** `--sweep key=v1,v2,...`: run at each value (null: no sweep). */
+      sweep: SweepSpec | null;
       json: boolean;
       out: string | null;
       /** HTML report path; '' means report.html next to the record; null means none. */
@@ -186,6 +189,10 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option(
+      '--sweep <key=v1,v2,...>',
+      'run at each value of one option (the same seeds at every value) and report the dose-response',
+    )
     .option('--json', 'print the RunRecord as JSON instead of the summary')
     .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
     .option(
@@ -204,6 +211,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seed: string;
           seeds?: string;
           set: string[];
+          sweep?: string;
           json?: boolean;
           out?: string;
           html?: string | boolean;
@@ -235,6 +243,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seeds: multi ? parseSeeds(o.seeds as string) : [seed],
           multi,
           sets: o.set,
+          sweep: o.sweep === undefined ? null : parseSweep(o.sweep),
           json: Boolean(o.json),
           out: o.out ?? null,
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,

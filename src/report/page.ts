@@ -50,7 +50,8 @@ function isNumeric(v: JsonValue | undefined): boolean {
   return typeof v === 'number' || v === 'NaN' || v === 'Infinity' || v === '-Infinity';
 }
 
-function htmlTable(
+/** An HTML table; numeric cells are right-aligned. Exported for the sweep and compare pages. */
+export function htmlTable(
   headers: string[],
   rows: (JsonValue | undefined)[][],
   rowClass?: (i: number) => string,
@@ -245,7 +246,8 @@ function plotSection(plots: PagePlot[], omitted: string[]): string {
   return `<h2>Plots</h2>\n${missing}\n<div class="plots">\n${figures.join('\n')}\n</div>`;
 }
 
-const CSS = `
+/** The report's stylesheet (shared by the sweep and compare pages). */
+export const CSS = `
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
   margin: 0 auto; padding: 1.5rem; max-width: 1400px; color: #222; background: #fafafa; line-height: 1.4; }

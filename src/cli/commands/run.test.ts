@@ -12,6 +12,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   seeds: [7],
   multi: false,
   sets: [],
+  sweep: null,
   json: true,
   out: null,
   html: null,

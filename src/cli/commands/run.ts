@@ -19,7 +19,7 @@ import { createSeedPool, seedWorkerUrl } from '../seedPool.js';
  * interrupted (Ctrl-C) leaves no empty directory behind: directories are made when the record and
  * the report are written.
  */
-async function checkWritableDir(dir: string, flag: string): Promise<void> {
+export async function checkWritableDir(dir: string, flag: string): Promise<void> {
   const fail = (why: string, cause?: unknown) =>
     new LabError('IO_ERROR', `${flag} ${dir}: cannot write there (${why}); nothing was run`, {
       cause,
@@ -48,6 +48,7 @@ async function checkWritableDir(dir: string, flag: string): Promise<void> {
 }
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
+  if (p.sweep) return (await import('./sweep.js')).sweepCommand(p, p.sweep);
   const experiment = await loadExperiment(p.experiment);
   const config = resolveConfig(experiment, p.sets);
   await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');

@@ -1,0 +1,162 @@
+/**
+ * `labs run --experiment NAME --sweep key=v1,v2,... [--seeds A..B]`: the experiment at each value of
+ * one option, over the same seeds at every value. An experiment derives every stream from its seed,
+ * so the seeds are common random numbers across values: a difference between two values is not
+ * also a difference of task draws. Each value gives a full multi-seed record (summaries with
+ * intervals, paired comparisons); the dose-response rows collect, per headline metric and arm, the
+ * mean and 95% interval at each value.
+ */
+import { LabError } from '../core/errors.js';
+import { runSeeds } from './multiSeed.js';
+import { parseSetPair, resolveConfig } from './options.js';
+import { metricKey } from './seedStatistics.js';
+import type { Experiment, JsonValue, MultiSeedRecord, SummaryInterval } from './types.js';
+import { VERSION } from './version.js';
+
+/** `--sweep key=v1,v2,...`: the option key and its values as given (each is read like a `--set` value). */
+export interface SweepSpec {
+  key: string;
+  values: string[];
+}
+
+/** One value of a sweep, its multi-seed record (its own config, summaries and comparisons). */
+export interface SweepPoint {
+  value: JsonValue;
+  record: MultiSeedRecord;
+}
+
+/** One point of a dose-response curve: a metric of an arm at one value, mean over seeds and its 95% interval. */
+export interface DoseRow {
+  metric: string;
+  /** '' for an experiment without declared arms (every metric is its own curve). */
+  arm: string;
+  value: JsonValue;
+  mean: number;
+  ci95: [number, number];
+  interval: SummaryInterval;
+  n: number;
+  /** Paired difference from the baseline arm at the same value (absent for the baseline and without arms). */
+  diff?: number;
+  diff_ci95?: [number, number];
+  p_holm?: number;
+}
+
+export interface SweepRecord {
+  experiment: string;
+  sweep: { key: string; values: JsonValue[] };
+  seeds: number[];
+  version: string;
+  /** Options shared by every point (the swept key holds its first value here; each point has its own config). */
+  config: Record<string, JsonValue>;
+  /** Baseline arm of the paired differences, or null when the experiment declares no arms. */
+  baseline: string | null;
+  points: SweepPoint[];
+  dose_response: DoseRow[];
+  timing: { wall_ms: number };
+}
+
+/**
+ * Parses `key=v1,v2,...` (at least two distinct values; the key is checked against the experiment's
+ * options later). Errors: BAD_CLI naming `--sweep` for a missing '=', an empty value, fewer than two
+ * values or a repeated value.
+ */
+export function parseSweep(text: string): SweepSpec {
+  const eq = text.indexOf('=');
+  const bad = (why: string) =>
+    new LabError('BAD_CLI', `--sweep ${text}: ${why}`, { details: { field: '--sweep', value: text } });
+  if (eq <= 0) throw bad('expected key=v1,v2,... (e.g. budget=22,25,30)');
+  const key = text.slice(0, eq).trim();
+  const values = text
+    .slice(eq + 1)
+    .split(',')
+    .map((v) => v.trim());
+  if (values.some((v) => v === '')) throw bad('a value is empty');
+  if (values.length < 2) throw bad('give at least two values (a sweep of one value is --set)');
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) throw bad(`value ${v} is listed twice`);
+    seen.add(v);
+  }
+  return { key, values };
+}
+
+/**
+ * Runs `experiment` at every value of `spec` over `seeds` (the same seeds, in order, at every value),
+ * with the other options from `sets`. Every value is validated before anything runs, so a bad last
+ * value fails in a second, not after the others have run. Errors: BAD_CLI when `sets` also sets the
+ * swept key; the experiment's own UNKNOWN_OPTION / BAD_OPTION_VALUE for a bad key or value.
+ */
+export async function runSweep(
+  experiment: Experiment,
+  sets: readonly string[],
+  spec: SweepSpec,
+  seeds: readonly number[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<SweepRecord> {
+  const start = performance.now();
+  if (sets.some((pair) => parseSetPair(pair)[0] === spec.key)) {
+    throw new LabError('BAD_CLI', `--sweep ${spec.key}=... and --set ${spec.key}=... exclude each other`, {
+      details: { field: '--sweep', key: spec.key },
+    });
+  }
+  const configs = spec.values.map((v) => resolveConfig(experiment, [...sets, `${spec.key}=${v}`]));
+  const points: SweepPoint[] = [];
+  for (const [i, config] of configs.entries()) {
+    const record = await runSeeds(experiment, config, seeds, (d, t) =>
+      onProgress?.(i * t + d, configs.length * t),
+    );
+    points.push({ value: config[spec.key] as JsonValue, record });
+  }
+  const plan = configs[0] ? (experiment.comparisons?.(configs[0]) ?? null) : null;
+  return {
+    experiment: experiment.name,
+    sweep: { key: spec.key, values: points.map((p) => p.value) },
+    seeds: [...seeds],
+    version: VERSION,
+    config: (configs[0] ?? {}) as Record<string, JsonValue>,
+    baseline: plan?.baseline ?? null,
+    points,
+    dose_response: doseResponse(experiment, points),
+    timing: { wall_ms: performance.now() - start },
+  };
+}
+
+/**
+ * The dose-response rows: per headline metric (the experiment's declared comparison metrics and arms,
+ * else every summarised metric except `paired.*` differences, as its own curve) and value, the mean
+ * over seeds with its 95% interval and, for an arm, its paired difference from the baseline at that
+ * value (BCa CI, Holm p within that value's comparisons). Metrics missing at a value are left out.
+ */
+export function doseResponse(
+  experiment: Pick<Experiment, 'comparisons'>,
+  points: readonly SweepPoint[],
+): DoseRow[] {
+  const rows: DoseRow[] = [];
+  for (const { value, record } of points) {
+    const plan = experiment.comparisons?.(record.config) ?? null;
+    const series: { metric: string; arm: string; key: string }[] = plan
+      ? plan.metrics.flatMap((metric) =>
+          plan.arms.map((arm) => ({ metric, arm, key: metricKey(plan, arm, metric) })),
+        )
+      : Object.keys(record.summary)
+          .filter((k) => !k.startsWith('paired.'))
+          .map((k) => ({ metric: k, arm: '', key: k }));
+    for (const { metric, arm, key } of series) {
+      const s = record.summary[key];
+      if (!s) continue;
+      const row: DoseRow = {
+        metric,
+        arm,
+        value,
+        mean: s.mean,
+        ci95: s.ci95,
+        interval: s.interval ?? 't',
+        n: s.n,
+      };
+      const c = record.comparisons?.find((x) => x.arm === arm && x.metric === metric);
+      if (c) Object.assign(row, { diff: c.diff, diff_ci95: c.ci95, p_holm: c.p_holm });
+      rows.push(row);
+    }
+  }
+  return rows;
+}
