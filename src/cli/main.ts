@@ -56,6 +56,8 @@ async function main(argv: string[]): Promise<number> {
         return await (await import('./commands/audit.js')).auditCommand(parsed);
       case 'report':
         return await (await import('./commands/report.js')).reportCommand(parsed);
+      case 'compare':
+        return await (await import('./commands/compare.js')).compareCommand(parsed);
     }
   } catch (e) {
     process.stderr.write(`${errorLine(e, debug)}\n`);

@@ -47,6 +47,21 @@ describe('parseCli', () => {
     expect(cliError(['run', '-e', 'truncation', '--sweep', 'budget=22'])).toMatchObject({ code: 'BAD_CLI' });
   });
 
+  it('parses labs compare A B with repeatable --metric', () => {
+    expect(
+      parseCli(['compare', 'a.json', 'b.json', '--metric', 'drop.verify_rate', '--metric', 'x', '--json']),
+    ).toEqual({
+      command: 'compare',
+      a: 'a.json',
+      b: 'b.json',
+      metrics: ['drop.verify_rate', 'x'],
+      json: true,
+      html: null,
+      debug: false,
+    });
+    expect(cliError(['compare', 'a.json'])).toMatchObject({ code: 'BAD_CLI' });
+  });
+
   it('defaults the seed to 7 and parses --seeds ranges as multi-seed', () => {
     expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ seeds: [7], multi: false });
     expect(parseCli(['run', '-e', 'agent', '--seeds', '3..6'])).toMatchObject({

@@ -108,7 +108,17 @@ export type ParsedCli =
       auditExtra: AuditCliExtra;
       debug: boolean;
     }
-  | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean };
+  | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean }
+  | {
+      command: 'compare';
+      a: string;
+      b: string;
+      /** Metric keys to compare (empty: the experiment's headline metrics). */
+      metrics: string[];
+      json: boolean;
+      html: string | null;
+      debug: boolean;
+    };
 
 /** A finite number given as an option's text (`--pass-value 0.5`), else BAD_CLI naming the flag. */
 function finiteOption(value: unknown, flag: string): number {
@@ -320,6 +330,33 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--png <dir>', 'also write every plot as a PNG into this directory')
     .action((records: string[], o: { html: string; png?: string }) =>
       sink({ command: 'report', records, html: o.html, png: o.png ?? null, debug: debugOf() }),
+    );
+
+  program
+    .command('compare')
+    .description(
+      'paired differences B − A of two --seeds records run on the same seeds (CI, p, Holm p, mde80)',
+    )
+    .argument('<a>', 'baseline record.json (a --seeds run)')
+    .argument('<b>', 'record.json to compare with it (same seeds)')
+    .option(
+      '--metric <key>',
+      "compare this metric key (repeatable; default: the experiment's headline metrics)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--json', 'print the comparison as JSON')
+    .option('--html <file>', 'also draw the differences in an HTML page')
+    .action((a: string, b: string, o: { metric: string[]; json?: boolean; html?: string }) =>
+      sink({
+        command: 'compare',
+        a,
+        b,
+        metrics: o.metric,
+        json: Boolean(o.json),
+        html: o.html ?? null,
+        debug: debugOf(),
+      }),
     );
 
   program.hook('preAction', () => {

@@ -1,0 +1,50 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { runSeeds } from '../../experiments/multiSeed.js';
+import { resolveConfig } from '../../experiments/options.js';
+import { truncation } from '../../experiments/truncation.js';
+import { writeRecord } from '../../report/records.js';
+import { compareCommand } from './compare.js';
+
+describe('labs compare', () => {
+  it('prints the paired differences of two --seeds records and draws them with --html', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-compare-'));
+    const sets = ['updates=3', 'eval_tasks=10', 'tasks_per_update=4'];
+    const paths: string[] = [];
+    for (const budget of [24, 30]) {
+      const config = resolveConfig(truncation, [...sets, `budget=${budget}`]);
+      const rec = await runSeeds(truncation, config, [1, 2, 3]);
+      paths.push(await writeRecord(rec, { dir: join(dir, String(budget)) }));
+    }
+    const out: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+      out.push(String(s));
+      return true;
+    });
+    const html = join(dir, 'c.html');
+    try {
+      const code = await compareCommand({
+        command: 'compare',
+        a: paths[0] as string,
+        b: paths[1] as string,
+        metrics: [],
+        json: false,
+        html,
+        debug: false,
+      });
+      expect(code).toBe(0);
+    } finally {
+      write.mockRestore();
+    }
+    const text = out.join('');
+    expect(text).toContain('B = budget=30');
+    expect(text).toContain('options that differ: budget: 24 -> 30');
+    expect(text).toContain('drop.verify_rate');
+    expect(text).toContain('Holm across these 16 comparisons');
+    const page = await readFile(html, 'utf8');
+    expect(page).toContain('data-family="comparison.verify_rate"');
+    expect(page).toContain('Paired differences');
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * `labs compare A.json B.json [--metric KEY]... [--json] [--html FILE]`: paired differences B − A of
+ * two multi-seed records run on the same seeds (experiments/compareRecords.ts).
+ */
+import { LabError } from '../../core/errors.js';
+import { compareRecords } from '../../experiments/compareRecords.js';
+import { experimentNames, loadExperiment } from '../../experiments/registry.js';
+import type { ComparisonPlan, MultiSeedRecord } from '../../experiments/types.js';
+import { formatCompare, writeCompareHtml } from '../../report/compareOutput.js';
+import { recordLabels } from '../../report/plotData.js';
+import { normalizeRecord } from '../../report/recordShape.js';
+import { readRecord, toJson } from '../../report/records.js';
+import type { ParsedCli } from '../parse.js';
+
+async function readMulti(path: string): Promise<MultiSeedRecord> {
+  const rec = normalizeRecord(await readRecord(path), path);
+  if (!('runs' in rec)) {
+    throw new LabError(
+      'BAD_CLI',
+      `compare: ${path} is a single-seed record (seed ${rec.seed}); paired differences need two --seeds records`,
+      { details: { file: path } },
+    );
+  }
+  return rec;
+}
+
+export async function compareCommand(p: Extract<ParsedCli, { command: 'compare' }>): Promise<number> {
+  const a = await readMulti(p.a);
+  const b = await readMulti(p.b);
+  const [la, lb] = recordLabels([a, b]);
+  const labels = !la || !lb || la.startsWith('#') || la === lb ? ['A', 'B'] : [la, lb];
+  let plan: ComparisonPlan | null = null;
+  if (a.experiment === b.experiment && experimentNames().includes(a.experiment)) {
+    plan = (await loadExperiment(a.experiment)).comparisons?.(a.config) ?? null;
+  }
+  const result = compareRecords(
+    { record: a, source: p.a, label: labels[0] as string },
+    { record: b, source: p.b, label: labels[1] as string },
+    p.metrics,
+    plan,
+  );
+  if (p.html) await writeCompareHtml(result, plan, p.html);
+  if (p.json) process.stdout.write(`${toJson(result)}\n`);
+  else {
+    process.stdout.write(`${formatCompare(result)}\n`);
+    if (p.html) process.stdout.write(`report: ${p.html}\n`);
+  }
+  return 0;
+}

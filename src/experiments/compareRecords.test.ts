@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { compareRecords, defaultCompareMetrics } from './compareRecords.js';
+import { summarizeRuns } from './multiSeed.js';
+import type { MultiSeedRecord, RunRecord } from './types.js';
+
+function record(seeds: number[], lift: number, budget: number): MultiSeedRecord {
+  const runs: RunRecord[] = seeds.map((seed) => ({
+    experiment: 'toy',
+    seed,
+    version: '0.1.0',
+    config: { budget },
+    metrics: { 'a.rate': 0.3 + seed / 100 + lift, 'b.rate': 0.5 + lift, 'paired.b_minus_a.rate': 0.2 },
+    curves: {},
+    tables: {},
+    timing: { wall_ms: 0 },
+  }));
+  return summarizeRuns('toy', { budget }, runs, 0);
+}
+
+const plan = { baseline: 'a', arms: ['a', 'b'], metrics: ['rate'] };
+
+describe('compareRecords', () => {
+  it('pairs by seed (whatever the order) and reports B − A with exact p and Holm', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const b = record([5, 4, 3, 2, 1], 0.1, 25); // same seeds, other order
+    const r = compareRecords(
+      { record: a, source: 'a.json', label: 'A' },
+      { record: b, source: 'b.json', label: 'B' },
+      [],
+      plan,
+    );
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['a.rate', 'b.rate']);
+    for (const c of r.comparisons) {
+      expect(c.diff).toBeCloseTo(0.1, 12); // paired by seed: every difference is exactly the lift
+      expect(c.ci95[0]).toBeCloseTo(0.1, 12);
+      expect(c.p).toBe(2 / 32);
+      expect(c.p_holm).toBe(4 / 32); // Holm over the two: 2 x 2/32
+      expect([c.arm, c.baseline]).toEqual(['B', 'A']);
+    }
+    expect(r.config_diff).toEqual({ budget: [24, 25] });
+  });
+
+  it('compares the chosen metrics, and by default the headline ones (else all but paired.*)', () => {
+    const a = record([1, 2], 0, 24);
+    const b = record([1, 2], 0.1, 25);
+    expect(defaultCompareMetrics(a, b, plan)).toEqual(['a.rate', 'b.rate']);
+    expect(defaultCompareMetrics(a, b, null)).toEqual(['a.rate', 'b.rate']);
+    const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' }, [
+      'b.rate',
+    ]);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['b.rate']);
+  });
+
+  it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
+    const a = record([1, 2, 3], 0, 24);
+    const b = record([2, 3, 4], 0, 24);
+    expect(() =>
+      compareRecords(
+        { record: a, source: 'a.json', label: 'A' },
+        { record: b, source: 'b.json', label: 'B' },
+      ),
+    ).toThrow(/different seeds \(only in a.json: 1; only in b.json: 4\)/);
+    expect(() =>
+      compareRecords(
+        { record: a, source: 'a.json', label: 'A' },
+        { record: a, source: 'c.json', label: 'B' },
+        ['nope'],
+      ),
+    ).toThrow(
+      expect.objectContaining({ code: 'BAD_CLI', message: expect.stringContaining('--metric nope') }),
+    );
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * `labs compare A.json B.json`: paired differences B − A between two multi-seed records run on the
+ * same seeds (e.g. one option changed), with the statistics of a record's own comparisons: BCa
+ * bootstrap CI, sign-flip permutation p, Holm across the metrics compared, mde80. Pairs are matched
+ * by seed, so the two records' seed order does not matter; different seed sets are refused, since
+ * unpaired runs would silently lose the pairing that makes the comparison precise.
+ */
+import { LabError } from '../core/errors.js';
+import { compareSeries, metricKey } from './seedStatistics.js';
+import type { Comparison, ComparisonPlan, JsonValue, MultiSeedRecord } from './types.js';
+
+export interface CompareResult {
+  /** How to read the rows: diff = b − a for each metric key, paired by seed. */
+  a: { label: string; experiment: string; source: string };
+  b: { label: string; experiment: string; source: string };
+  seeds: number[];
+  /** One per metric: `arm` = b's label, `baseline` = a's label, `metric` = the metric key. */
+  comparisons: Comparison[];
+  /** Config keys whose values differ between the records, with both values. */
+  config_diff: Record<string, [JsonValue | undefined, JsonValue | undefined]>;
+}
+
+/**
+ * The metric keys compared by default: with a declared plan, every arm's headline metric keys
+ * present in both records; else every metric summarised in both except `paired.*` differences.
+ */
+export function defaultCompareMetrics(
+  a: MultiSeedRecord,
+  b: MultiSeedRecord,
+  plan: ComparisonPlan | null,
+): string[] {
+  const inBoth = (k: string) => k in a.summary && k in b.summary;
+  if (plan) {
+    const keys = plan.metrics.flatMap((m) => plan.arms.map((arm) => metricKey(plan, arm, m)));
+    const present = keys.filter(inBoth);
+    if (present.length) return present;
+  }
+  return Object.keys(a.summary).filter((k) => inBoth(k) && !k.startsWith('paired.'));
+}
+
+/**
+ * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}). Errors (BAD_CLI,
+ * usage errors of `labs compare`): a record without several seeds' runs, seed sets that differ
+ * (names the seeds only in one), a requested metric missing from either record (lists what exists).
+ */
+export function compareRecords(
+  a: { record: MultiSeedRecord; source: string; label: string },
+  b: { record: MultiSeedRecord; source: string; label: string },
+  metrics: readonly string[] = [],
+  plan: ComparisonPlan | null = null,
+): CompareResult {
+  const seedsOf = (r: MultiSeedRecord) => r.runs.map((run) => run.seed);
+  const sa = seedsOf(a.record);
+  const sb = seedsOf(b.record);
+  const onlyA = sa.filter((s) => !sb.includes(s));
+  const onlyB = sb.filter((s) => !sa.includes(s));
+  if (onlyA.length || onlyB.length) {
+    const list = (xs: number[]) => (xs.length > 8 ? `${xs.slice(0, 8).join(',')},...` : xs.join(','));
+    throw new LabError(
+      'BAD_CLI',
+      `compare: the records were run on different seeds (only in ${a.source}: ${list(onlyA) || 'none'}; only in ${b.source}: ${list(onlyB) || 'none'}); paired differences need the same seeds: rerun one with --seeds matching the other`,
+      { details: { field: 'seeds' } },
+    );
+  }
+  const keys = metrics.length ? [...metrics] : defaultCompareMetrics(a.record, b.record, plan);
+  for (const k of keys) {
+    const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
+    if (missing.length) {
+      const known = Object.keys(a.record.summary)
+        .filter((x) => x in b.record.summary)
+        .slice(0, 30);
+      throw new LabError(
+        'BAD_CLI',
+        `--metric ${k}: not a numeric metric of ${missing.map((x) => x.source).join(' and ')}; metrics in both: ${known.join(', ')}${known.length === 30 ? ', ...' : ''}`,
+        { details: { field: '--metric', key: k } },
+      );
+    }
+  }
+  const byseed = (r: MultiSeedRecord, k: string) =>
+    sa.map((s) => r.runs.find((run) => run.seed === s)?.metrics[k] ?? null);
+  const comparisons = compareSeries(
+    keys.map((k) => ({
+      arm: b.label,
+      baseline: a.label,
+      metric: k,
+      armValues: byseed(b.record, k),
+      baselineValues: byseed(a.record, k),
+    })),
+  );
+  const config_diff: CompareResult['config_diff'] = {};
+  for (const k of new Set([...Object.keys(a.record.config), ...Object.keys(b.record.config)])) {
+    const va = a.record.config[k];
+    const vb = b.record.config[k];
+    if (JSON.stringify(va) !== JSON.stringify(vb)) config_diff[k] = [va, vb];
+  }
+  return {
+    a: { label: a.label, experiment: a.record.experiment, source: a.source },
+    b: { label: b.label, experiment: b.record.experiment, source: b.source },
+    seeds: sa,
+    comparisons,
+    config_diff,
+  };
+}
