@@ -17,7 +17,8 @@ describe('labs CLI', () => {
   it('prints help and version and exits 0', () => {
     const h = labs('--help');
     expect(h.code).toBe(0);
-    for (const cmd of ['list', 'run', 'conformance', 'audit', 'report', 'compare']) expect(h.stdout).toContain(cmd);
+    for (const cmd of ['list', 'run', 'conformance', 'audit', 'report', 'compare'])
+      expect(h.stdout).toContain(cmd);
     const v = labs('--version');
     expect(v.stdout.trim()).toBe(VERSION);
   });

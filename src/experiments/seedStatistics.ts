@@ -94,6 +94,19 @@ export function curveBands(
   return { mean, lo, hi, interval };
 }
 
+/**
+ * Mean and 95% band of one point of a drawn plot (a table cell across seeds): percentile bootstrap
+ * ({@link CURVE_BAND_RESAMPLES} resamples, stream `band/<label>`) when every value is in [0, 1], else t.
+ */
+export function bandOf(values: readonly number[], label: string): { mean: number; lo: number; hi: number } {
+  const s = summarize(values, label);
+  if (values.length < 2 || !isUnitInterval(values)) return { mean: s.mean, lo: s.ci95[0], hi: s.ci95[1] };
+  const { ci } = rateMeanInterval(values, statsRng.fork(`band/${label}`), {
+    resamples: CURVE_BAND_RESAMPLES,
+  });
+  return { mean: s.mean, lo: ci[0], hi: ci[1] };
+}
+
 /** One arm-vs-baseline series to compare, paired by position (seed). */
 export interface PairedSeries {
   arm: string;

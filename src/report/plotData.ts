@@ -9,8 +9,8 @@
  * overlaid: each series is prefixed by a label telling the records apart (experiment, seed, the
  * config keys that differ).
  */
-import { summarize } from '../core/stats.js';
 import { summarizeRuns } from '../experiments/multiSeed.js';
+import { bandOf } from '../experiments/seedStatistics.js';
 import type { JsonValue, MultiSeedRecord, PlotHint, RunRecord } from '../experiments/types.js';
 import { decodeNumber } from './recordShape.js';
 
@@ -230,8 +230,9 @@ function tablePoints(
       if (!view.runTables) {
         points.push({ x, y: ys.length ? (ys[0] as number) : Number.NaN, series: series[j] as string });
       } else if (ys.length) {
-        const s = summarize(ys);
-        points.push({ x, y: s.mean, lo: s.ci95[0], hi: s.ci95[1], series: series[j] as string });
+        // rates (every value in [0, 1]) get a bootstrap band that stays in [0, 1]
+        const s = bandOf(ys, `${hint.table}/${String(x)}/${f}`);
+        points.push({ x, y: s.mean, lo: s.lo, hi: s.hi, series: series[j] as string });
       }
     }
   });
