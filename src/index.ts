@@ -201,6 +201,14 @@ export {
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 
+// ── Statistics over seeds (src/stats: paired comparison, intervals, tests, power) ─────────────
+export { bcaInterval } from './stats/bootstrap.js';
+export { holmAdjust } from './stats/holm.js';
+export { type PairedComparison, pairedComparison } from './stats/paired.js';
+export { minimalDetectableDifference } from './stats/power.js';
+export { signFlipTest } from './stats/signFlip.js';
+export { wilsonInterval } from './stats/wilson.js';
+
 // ── Environments (namespaces: both define actions and stages) ──────────────────────────────────
 export * as tokenEnv from './envs/tokenArithmetic.js';
 export * as toolEnv from './envs/toolArithmetic.js';

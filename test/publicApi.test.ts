@@ -81,6 +81,14 @@ const PUBLIC = {
     'ratioStatsByLag',
   ],
   random: ['Rng'],
+  statistics: [
+    'pairedComparison',
+    'bcaInterval',
+    'signFlipTest',
+    'holmAdjust',
+    'wilsonInterval',
+    'minimalDetectableDifference',
+  ],
   environments: ['tokenEnv', 'toolEnv'],
   policies: ['ContextPolicy', 'chainLogProbGrad', 'tabularPolicy'],
   learners: [
@@ -114,7 +122,7 @@ describe('public API (src/index.ts)', () => {
     const listed = Object.values(PUBLIC).flat();
     expect(new Set(listed).size).toBe(listed.length); // no name in two groups
     expect(Object.keys(api).sort()).toEqual([...listed].sort());
-    expect(listed.length).toBe(109);
+    expect(listed.length).toBe(115);
   });
 
   it('does not export internal helpers (validators, accumulator slots, unchecked primitives)', () => {
