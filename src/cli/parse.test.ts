@@ -49,12 +49,12 @@ describe('parseCli', () => {
 
   it('parses labs compare A B with repeatable --metric', () => {
     expect(
-      parseCli(['compare', 'a.json', 'b.json', '--metric', 'drop.verify_rate', '--metric', 'x', '--json']),
+      parseCli(['compare', 'a.json', 'b.json', '--metric', 'verify_rate.drop', '--metric', 'x', '--json']),
     ).toEqual({
       command: 'compare',
       a: 'a.json',
       b: 'b.json',
-      metrics: ['drop.verify_rate', 'x'],
+      metrics: ['verify_rate.drop', 'x'],
       json: true,
       html: null,
       debug: false,

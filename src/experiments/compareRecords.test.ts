@@ -9,7 +9,7 @@ function record(seeds: number[], lift: number, budget: number): MultiSeedRecord 
     seed,
     version: '0.1.0',
     config: { budget },
-    metrics: { 'a.rate': 0.3 + seed / 100 + lift, 'b.rate': 0.5 + lift, 'paired.b_minus_a.rate': 0.2 },
+    metrics: { 'rate.a': 0.3 + seed / 100 + lift, 'rate.b': 0.5 + lift, 'rate.b_minus_a': 0.2 },
     curves: {},
     tables: {},
     timing: { wall_ms: 0 },
@@ -29,7 +29,7 @@ describe('compareRecords', () => {
       [],
       plan,
     );
-    expect(r.comparisons.map((c) => c.metric)).toEqual(['a.rate', 'b.rate']);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.a', 'rate.b']);
     for (const c of r.comparisons) {
       expect(c.diff).toBeCloseTo(0.1, 12); // paired by seed: every difference is exactly the lift
       expect(c.ci95[0]).toBeCloseTo(0.1, 12);
@@ -40,15 +40,15 @@ describe('compareRecords', () => {
     expect(r.config_diff).toEqual({ budget: [24, 25] });
   });
 
-  it('compares the chosen metrics, and by default the headline ones (else all but paired.*)', () => {
+  it('compares the chosen metrics, and by default the headline ones (else all but per-seed differences)', () => {
     const a = record([1, 2], 0, 24);
     const b = record([1, 2], 0.1, 25);
-    expect(defaultCompareMetrics(a, b, plan)).toEqual(['a.rate', 'b.rate']);
-    expect(defaultCompareMetrics(a, b, null)).toEqual(['a.rate', 'b.rate']);
+    expect(defaultCompareMetrics(a, b, plan)).toEqual(['rate.a', 'rate.b']);
+    expect(defaultCompareMetrics(a, b, null)).toEqual(['rate.a', 'rate.b']);
     const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' }, [
-      'b.rate',
+      'rate.b',
     ]);
-    expect(r.comparisons.map((c) => c.metric)).toEqual(['b.rate']);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.b']);
   });
 
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {

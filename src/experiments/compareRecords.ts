@@ -6,7 +6,7 @@
  * unpaired runs would silently lose the pairing that makes the comparison precise.
  */
 import { LabError } from '../core/errors.js';
-import { compareSeries, metricKey } from './seedStatistics.js';
+import { compareSeries, isDifferenceKey, metricKey } from './seedStatistics.js';
 import type { Comparison, ComparisonPlan, JsonValue, MultiSeedRecord } from './types.js';
 
 export interface CompareResult {
@@ -22,7 +22,7 @@ export interface CompareResult {
 
 /**
  * The metric keys compared by default: with a declared plan, every arm's headline metric keys
- * present in both records; else every metric summarised in both except `paired.*` differences.
+ * present in both records; else every metric summarised in both except per-seed differences (`*_minus_*`).
  */
 export function defaultCompareMetrics(
   a: MultiSeedRecord,
@@ -31,11 +31,11 @@ export function defaultCompareMetrics(
 ): string[] {
   const inBoth = (k: string) => k in a.summary && k in b.summary;
   if (plan) {
-    const keys = plan.metrics.flatMap((m) => plan.arms.map((arm) => metricKey(plan, arm, m)));
+    const keys = plan.metrics.flatMap((m) => plan.arms.map((arm) => metricKey(arm, m)));
     const present = keys.filter(inBoth);
     if (present.length) return present;
   }
-  return Object.keys(a.summary).filter((k) => inBoth(k) && !k.startsWith('paired.'));
+  return Object.keys(a.summary).filter((k) => inBoth(k) && !isDifferenceKey(k));
 }
 
 /**

@@ -126,10 +126,12 @@ describe('runSeeds: rates and paired comparisons', () => {
         version: '0.1.0',
         config: {},
         metrics: {
-          'a.rate': base,
-          'b.rate': Math.min(1, base + lift),
-          'a.len': 10 + ctx.seed,
-          'b.len': ctx.seed === 3 ? Number.NaN : 12 + ctx.seed,
+          'rate.a': base,
+          'rate.b': Math.min(1, base + lift),
+          'len.a': 10 + ctx.seed,
+          'len.b': ctx.seed === 3 ? Number.NaN : 12 + ctx.seed,
+          // a per-seed difference is never summarised as a rate, even when all values are in [0, 1]
+          'rate.b_minus_a': Math.min(1, base + lift) - base,
         },
         curves: { update: [1], 'success.a': [base] },
         tables: {},
@@ -140,11 +142,12 @@ describe('runSeeds: rates and paired comparisons', () => {
 
   it('summarises rates with a bootstrap interval inside [0, 1] and says so', async () => {
     const rec = await runSeeds(armed, {}, [1, 2, 3, 4, 5, 6]);
-    const s = rec.summary['b.rate']!;
+    const s = rec.summary['rate.b']!;
     expect(s.interval).toBe('bootstrap-percentile');
     expect(s.ci95[0]).toBeGreaterThanOrEqual(s.min);
     expect(s.ci95[1]).toBeLessThanOrEqual(1);
-    expect(rec.summary['a.len']!.interval).toBe('t');
+    expect(rec.summary['len.a']!.interval).toBe('t');
+    expect(rec.summary['rate.b_minus_a']!.interval).toBe('t');
     expect(rec.curve_summary?.['success.a']?.interval).toBe('bootstrap-percentile');
     expect(rec.statistics?.stats_seed).toBe(0);
   });
@@ -162,7 +165,7 @@ describe('runSeeds: rates and paired comparisons', () => {
     expect(rate.p).toBeCloseTo(8 / 64, 12);
     expect(rate.p_method).toBe('exact');
     const len = cmp[1]!;
-    // seed 3 has NaN for b.len: 5 pairs, every difference 2 -> p = 2/32, CI [2, 2], mde80 0
+    // seed 3 has NaN for len.b: 5 pairs, every difference 2 -> p = 2/32, CI [2, 2], mde80 0
     expect(len.n).toBe(5);
     expect(len.diff).toBe(2);
     expect(len.ci95).toEqual([2, 2]);

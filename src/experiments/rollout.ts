@@ -442,7 +442,6 @@ export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
       baseline: 'sync',
       arms: keys,
       metrics: ['eval_success', 'throughput', 'ratio_p99'],
-      key: 'metric.arm',
     };
   },
   run: runRollout,

@@ -35,11 +35,19 @@ export function isUnitInterval(values: readonly number[]): boolean {
 }
 
 /**
- * A metric summarised as a rate: every value in [0, 1] and not a per-seed difference (`paired.*`
- * keys are arm − baseline, whose range is [−1, 1] even when one run's values happen to be >= 0).
+ * A per-seed paired difference metric, `<measure>.<arm>_minus_<baseline>` (or `paired.*` in records
+ * written before that naming): arm − baseline, whose range is [−1, 1] for rates.
+ */
+export function isDifferenceKey(key: string): boolean {
+  return key.startsWith('paired.') || key.slice(key.indexOf('.') + 1).includes('_minus_');
+}
+
+/**
+ * A metric summarised as a rate: every value in [0, 1] and not a per-seed difference (a difference
+ * of rates lies in [−1, 1] even when one run's values happen to be >= 0).
  */
 export function isRateMetric(key: string, values: readonly number[]): boolean {
-  return !key.startsWith('paired.') && isUnitInterval(values);
+  return !isDifferenceKey(key) && isUnitInterval(values);
 }
 
 /**
@@ -156,9 +164,9 @@ export function compareSeries(items: readonly PairedSeries[]): Comparison[] {
   return rows.map((r, i) => ({ ...r, p_holm: holm[i] as number }));
 }
 
-/** The metric key of `arm` and `metric` under `plan.key`. */
-export function metricKey(plan: ComparisonPlan, arm: string, metric: string): string {
-  return plan.key === 'metric.arm' ? `${metric}.${arm}` : `${arm}.${metric}`;
+/** The metric key of `arm` and `metric`: `<metric>.<arm>`. */
+export function metricKey(arm: string, metric: string): string {
+  return `${metric}.${arm}`;
 }
 
 /** The comparisons `plan` declares, over `runs` (one per seed): every arm vs the baseline on every metric. */
@@ -171,8 +179,8 @@ export function compareArms(runs: readonly RunRecord[], plan: ComparisonPlan): C
         arm,
         baseline: plan.baseline,
         metric,
-        armValues: runs.map((r) => r.metrics[metricKey(plan, arm, metric)] ?? null),
-        baselineValues: runs.map((r) => r.metrics[metricKey(plan, plan.baseline, metric)] ?? null),
+        armValues: runs.map((r) => r.metrics[metricKey(arm, metric)] ?? null),
+        baselineValues: runs.map((r) => r.metrics[metricKey(plan.baseline, metric)] ?? null),
       });
     }
   }

@@ -23,7 +23,7 @@ const toy: Experiment = {
       seed: ctx.seed,
       version: '0.1.0',
       config: { budget, other: config.other as number },
-      metrics: { 'a.rate': rate, 'b.rate': rate + 0.01 },
+      metrics: { 'rate.a': rate, 'rate.b': rate + 0.01 },
       curves: {},
       tables: {},
       timing: { wall_ms: 0 },

@@ -9,7 +9,7 @@
 import { LabError } from '../core/errors.js';
 import { runSeeds } from './multiSeed.js';
 import { parseSetPair, resolveConfig } from './options.js';
-import { metricKey } from './seedStatistics.js';
+import { isDifferenceKey, metricKey } from './seedStatistics.js';
 import type { Experiment, JsonValue, MultiSeedRecord, SummaryInterval } from './types.js';
 import { VERSION } from './version.js';
 
@@ -123,7 +123,7 @@ export async function runSweep(
 
 /**
  * The dose-response rows: per headline metric (the experiment's declared comparison metrics and arms,
- * else every summarised metric except `paired.*` differences, as its own curve) and value, the mean
+ * else every summarised metric except per-seed differences (`*_minus_*`), as its own curve) and value, the mean
  * over seeds with its 95% interval and, for an arm, its paired difference from the baseline at that
  * value (BCa CI, Holm p within that value's comparisons). Metrics missing at a value are left out.
  */
@@ -136,10 +136,10 @@ export function doseResponse(
     const plan = experiment.comparisons?.(record.config) ?? null;
     const series: { metric: string; arm: string; key: string }[] = plan
       ? plan.metrics.flatMap((metric) =>
-          plan.arms.map((arm) => ({ metric, arm, key: metricKey(plan, arm, metric) })),
+          plan.arms.map((arm) => ({ metric, arm, key: metricKey(arm, metric) })),
         )
       : Object.keys(record.summary)
-          .filter((k) => !k.startsWith('paired.'))
+          .filter((k) => !isDifferenceKey(k))
           .map((k) => ({ metric: k, arm: '', key: k }));
     for (const { metric, arm, key } of series) {
       const s = record.summary[key];

@@ -189,9 +189,9 @@ export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
   summary:
     'token-level env with a tight budget: zero_score vs drop vs mask vs soft overlong penalty for truncated trajectories',
   options: TRUNCATION_OPTIONS,
-  // Headline comparisons with --seeds: every truncation policy vs zero-score.
+  // Headline comparisons with --seeds: every truncation policy vs zero_score.
   comparisons: () => ({
-    baseline: 'zero-score',
+    baseline: 'zero_score',
     arms: [...TRUNCATION_POLICIES],
     metrics: ['eval_success', 'eval_success_unbounded', 'verify_rate', 'truncation_rate'],
   }),

@@ -57,14 +57,12 @@ export type SummaryInterval = 't' | 'bootstrap-percentile';
 /**
  * The arms an experiment compares over seeds (`comparisons` of a multi-seed record): every arm
  * against `baseline` on every headline metric. A metric's value for an arm is
- * `metrics['<arm>.<metric>']` (key 'arm.metric', the token-lab experiments) or
- * `metrics['<metric>.<arm>']` (key 'metric.arm', the rollout experiment).
+ * `metrics['<metric>.<arm>']`, the key order of every experiment's metrics.
  */
 export interface ComparisonPlan {
   baseline: string;
   arms: string[];
   metrics: string[];
-  key?: 'arm.metric' | 'metric.arm';
 }
 
 /** One paired comparison over seeds (DESIGN.md RunRecord section). */

@@ -39,15 +39,14 @@ export function formatCompare(r: CompareResult): string {
 
 /**
  * Bar plots of the differences, one per measure: with the experiment's plan the metric keys split
- * into arm and measure (`drop.verify_rate` -> bar 'drop' in the 'verify_rate' plot); otherwise one
+ * into measure and arm (`verify_rate.drop` -> bar 'drop' in the 'verify_rate' plot); otherwise one
  * plot per metric key with a single bar.
  */
 export function comparePlotSpecs(r: CompareResult, plan: ComparisonPlan | null): PlotSpec[] {
   const split = (key: string): [arm: string, measure: string] => {
     if (plan) {
       for (const m of plan.metrics) {
-        if (plan.key === 'metric.arm' && key.startsWith(`${m}.`)) return [key.slice(m.length + 1), m];
-        if (plan.key !== 'metric.arm' && key.endsWith(`.${m}`)) return [key.slice(0, -m.length - 1), m];
+        if (key.startsWith(`${m}.`)) return [key.slice(m.length + 1), m];
       }
     }
     return [key, key];

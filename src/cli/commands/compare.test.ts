@@ -41,7 +41,7 @@ describe('labs compare', () => {
     const text = out.join('');
     expect(text).toContain('B = budget=30');
     expect(text).toContain('options that differ: budget: 24 -> 30');
-    expect(text).toContain('drop.verify_rate');
+    expect(text).toContain('verify_rate.drop');
     expect(text).toContain('Holm across these 16 comparisons');
     const page = await readFile(html, 'utf8');
     expect(page).toContain('data-family="comparison.verify_rate"');

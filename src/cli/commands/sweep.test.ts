@@ -42,7 +42,7 @@ describe('labs run --sweep', () => {
     expect(rec.dose_response).toHaveLength(32);
     const text = out.join('');
     expect(text).toContain('truncation  sweep budget = 22, 30  seeds 1..2');
-    expect(text).toContain('verify_rate: paired difference from zero-score');
+    expect(text).toContain('verify_rate: paired difference from zero_score');
     const html = await readFile(join(dir, 'report.html'), 'utf8');
     expect(html).toContain('data-family="sweep.verify_rate"');
     expect(html).toContain('Dose-response');

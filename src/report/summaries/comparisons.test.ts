@@ -6,7 +6,7 @@ describe('formatComparisons', () => {
   it('prints diff, CI, p, Holm p and mde80 per comparison and names the methods', () => {
     const c: Comparison = {
       arm: 'drop',
-      baseline: 'zero-score',
+      baseline: 'zero_score',
       metric: 'verify_rate',
       n: 30,
       diff: 0.168,
@@ -21,7 +21,7 @@ describe('formatComparisons', () => {
     const row = text.split('\n').find((l) => l.startsWith('drop')) ?? '';
     expect(row.split(/\s{2,}/)).toEqual([
       'drop',
-      'zero-score',
+      'zero_score',
       'verify_rate',
       '30',
       '0.168',

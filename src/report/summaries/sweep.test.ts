@@ -9,12 +9,12 @@ const rec: SweepRecord = {
   seeds: [1, 2, 3],
   version: '0.1.0',
   config: {},
-  baseline: 'zero-score',
+  baseline: 'zero_score',
   points: [],
   dose_response: [
     {
       metric: 'verify_rate',
-      arm: 'zero-score',
+      arm: 'zero_score',
       value: 24,
       mean: 0.5,
       ci95: [0.4, 0.6],
@@ -35,7 +35,7 @@ const rec: SweepRecord = {
     },
     {
       metric: 'verify_rate',
-      arm: 'zero-score',
+      arm: 'zero_score',
       value: 27,
       mean: 0.9,
       ci95: [0.85, 0.95],
@@ -65,8 +65,8 @@ describe('sweep summaries', () => {
   it('plots the metric against the value, one line per arm with bands, and the differences', () => {
     const specs = sweepPlotSpecs(rec);
     expect(specs.map((s) => s.family)).toEqual(['sweep.verify_rate', 'sweep_diff.verify_rate']);
-    expect(specs[0]?.series).toEqual(['zero-score', 'drop']);
-    expect(specs[0]?.points[0]).toEqual({ x: 24, y: 0.5, series: 'zero-score', lo: 0.4, hi: 0.6 });
-    expect(specs[1]?.points).toEqual([{ x: 24, y: 0.3, series: 'drop − zero-score', lo: 0.2, hi: 0.4 }]);
+    expect(specs[0]?.series).toEqual(['zero_score', 'drop']);
+    expect(specs[0]?.points[0]).toEqual({ x: 24, y: 0.5, series: 'zero_score', lo: 0.4, hi: 0.6 });
+    expect(specs[1]?.points).toEqual([{ x: 24, y: 0.3, series: 'drop − zero_score', lo: 0.2, hi: 0.4 }]);
   });
 });
