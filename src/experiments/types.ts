@@ -65,7 +65,7 @@ export interface ComparisonPlan {
   metrics: string[];
 }
 
-/** One paired comparison over seeds (DESIGN.md RunRecord section). */
+/** One paired comparison over seeds (docs/architecture.md §4). */
 export interface Comparison {
   arm: string;
   baseline: string;

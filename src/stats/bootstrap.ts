@@ -85,7 +85,7 @@ export function percentileInterval(
 
 /**
  * BCa (bias-corrected and accelerated) bootstrap interval of the mean (Efron 1987, JASA 82:171;
- * Efron & Tibshirani 1993 §14.3). With θ̂ the mean, θ*_b the sorted bootstrap means and B resamples:
+ * Efron & Tibshirani 1993, section 14.3). With θ̂ the mean, θ*_b the sorted bootstrap means and B resamples:
  *   z0 = Φ⁻¹((#{θ* < θ̂} + #{θ* = θ̂}/2) / B)                      (bias correction)
  *   a  = Σ(θ̄₍.₎ − θ₍ᵢ₎)³ / (6·(Σ(θ̄₍.₎ − θ₍ᵢ₎)²)^{3/2})               (jackknife acceleration; θ₍ᵢ₎ = mean without i)
  *   α_k = Φ(z0 + (z0 + z_k)/(1 − a·(z0 + z_k)))  for z_k = Φ⁻¹((1∓level)/2)
