@@ -20,6 +20,7 @@ describe('labs run --sweep', () => {
       out: dir,
       html: '',
       progress: false,
+      jobs: 1,
       debug: false,
     };
     const out: string[] = [];
