@@ -29,15 +29,7 @@ export function policyLossCispo(
   options: ClipRatioOptions & CommonLossOptions & { lossAggMode?: LossAggMode } = {},
 ): PolicyLossOutput {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { w, mode } = validateWithMode(
-    oldLogProb,
-    logProb,
-    advantages,
-    responseMask,
-    shape,
-    options,
-    'token-mean',
-  );
+  const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const { low, high } = clipBounds(options);
   const agg = options.agg ?? {};
   resolveAggOptions(agg);

@@ -48,15 +48,7 @@ export function policyLossClipCov(
   options: ClipCovOptions = {},
 ): PolicyLossOutput {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { w, mode } = validateWithMode(
-    oldLogProb,
-    logProb,
-    advantages,
-    responseMask,
-    shape,
-    options,
-    'token-mean',
-  );
+  const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const { low, high } = clipBounds(options);
   const ratioCut = options.clipCovRatio ?? 2e-4;
   const lb = options.clipCovLb ?? 1.0;
@@ -140,15 +132,7 @@ export function policyLossKlCov(
   options: KlCovOptions = {},
 ): PolicyLossOutput {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { w, mode } = validateWithMode(
-    oldLogProb,
-    logProb,
-    advantages,
-    responseMask,
-    shape,
-    options,
-    'token-mean',
-  );
+  const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const ratio = options.klCovRatio ?? 2e-4;
   const coef = options.ppoKlCoef ?? 0.1;
   if (!(ratio > 0) || !Number.isFinite(coef)) {

@@ -24,16 +24,8 @@ export function policyLossGpg(
   shape: Shape2,
   options: CommonLossOptions & { lossAggMode?: LossAggMode } = {},
 ): PolicyLossOutput {
-  const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { w, mode } = validateWithMode(
-    oldLogProb,
-    logProb,
-    advantages,
-    responseMask,
-    shape,
-    options,
-    'token-mean',
-  );
+  const { logProb, advantages, responseMask } = inputs;
+  const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const n = shape.rows * shape.cols;
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -56,10 +48,7 @@ export function policyLossReinforce(
 ): PolicyLossOutput {
   const { rolloutLogProb, logProb, advantages, responseMask } = inputs;
   const { w, mode } = validateWithMode(
-    rolloutLogProb,
-    logProb,
-    advantages,
-    responseMask,
+    { oldLogProb: rolloutLogProb, logProb, advantages, responseMask },
     shape,
     options,
     'seq-mean-token-sum',

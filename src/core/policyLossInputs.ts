@@ -168,16 +168,22 @@ export function validatePolicyInputs(
  * and the mode.
  */
 export function validateWithMode(
-  old: FloatArray,
-  lp: FloatArray,
-  adv: FloatArray,
-  mask: MaskArray,
+  inputs: PolicyLossInputs,
   shape: Shape2,
   options: CommonLossOptions & { lossAggMode?: LossAggMode },
   defaultMode: LossAggMode,
   oldName = 'old_log_prob',
 ): { w: FloatArray | null; mode: LossAggMode } {
-  const w = validatePolicyInputs(old, lp, adv, mask, shape, options.rolloutIsWeights, oldName);
+  const { oldLogProb, logProb, advantages, responseMask } = inputs;
+  const w = validatePolicyInputs(
+    oldLogProb,
+    logProb,
+    advantages,
+    responseMask,
+    shape,
+    options.rolloutIsWeights,
+    oldName,
+  );
   const mode = options.lossAggMode ?? defaultMode;
   checkAggMode(mode);
   return { w, mode };
