@@ -59,6 +59,7 @@ import {
   TOK_SUBMIT,
   TOK_THINK,
   TOK_VERIFY,
+  type TokenEpisode,
   type TokenRole,
   VOCAB,
 } from './tokenArithmetic.js';
@@ -194,22 +195,13 @@ export interface TranscriptAgent {
   append(token: number): void;
 }
 
-export interface PromptedEpisode {
+/**
+ * A prompted episode: the token environment's episode record (same fields, same meaning), with the
+ * task read from the prompt tokens and the number of tool calls it needs.
+ */
+export interface PromptedEpisode extends Omit<TokenEpisode, 'task'> {
   task: PromptedTask;
   prompt: number[];
-  /** Response tokens, model and environment interleaved; length ≤ budget. */
-  tokens: number[];
-  /** Tabular context id in force when each response token was written. */
-  contexts: number[];
-  roles: TokenRole[];
-  status: EpisodeStatus;
-  score: number;
-  errorKind: string | null;
-  modelTokens: number;
-  envTokens: number;
-  thinkTokens: number;
-  verified: boolean;
-  toolWasWrong: boolean;
   /** Tool calls the task needs (1..3). */
   level: number;
 }
