@@ -29,6 +29,17 @@ const STEP_LO = 1.9082149292705877e-10 / STEPS;
 /** Adding and subtracting 1.5·2^52 rounds a float64 of magnitude < 2^51 to the nearest integer. */
 const ROUND = 6755399441055744;
 
+/** The constants above, for the SIMD copy of this function in vanillaSimd.ts (which must match bit for bit). */
+export const FAST_EXP_TABLE = Object.freeze({
+  /** `2^(k/32)` for k in [−offset, offset], at index k + offset. */
+  pow2: POW2,
+  offset: OFFSET,
+  invStep: INV_STEP,
+  stepHi: STEP_HI,
+  stepLo: STEP_LO,
+  round: ROUND,
+});
+
 /** `exp(x)` within a few float64 ulps (see the file header); NaN for NaN. */
 export function fastExp(x: number): number {
   if (!(x >= -FAST_EXP_RANGE && x <= FAST_EXP_RANGE)) return Math.exp(x);

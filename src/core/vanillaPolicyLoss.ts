@@ -39,6 +39,7 @@ import {
   type PolicyLossMetrics,
   throwIfNonFiniteUnderMask,
 } from './policyLossInputs.js';
+import { simdEligible, type VanillaChunk, vanillaSimdKernel } from './vanillaSimd.js';
 
 /** Options of {@link policyLossVanilla}; verl's ActorConfig names in the comments. */
 export interface VanillaLossOptions {
@@ -164,6 +165,7 @@ function vanillaPass(
   p: ClipParams,
   mode: LossAggMode,
   out: Float32Array,
+  engine: VanillaEngine = 'auto',
 ): VanillaAcc {
   // token-mean ignores padding entirely (as verl); the other modes need its values checked
   const padCheck = mode !== 'token-mean';
@@ -183,8 +185,26 @@ function vanillaPass(
   );
   const acc = new Float64Array(ACC_SLOTS);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
+  const simd =
+    engine === 'js' ? null : simdEligible([old, lp, adv, w], mask, p.clamp) ? vanillaSimdKernel() : null;
   for (let b = 0; b < rows; b += step) {
-    vanillaRows(old, lp, adv, mask, w, b, Math.min(rows, b + step), cols, bounds, padCheck, out, acc);
+    const b1 = Math.min(rows, b + step);
+    if (simd) {
+      const chunk = simd.run(
+        old as Float32Array,
+        lp as Float32Array,
+        adv as Float32Array,
+        mask as Float32Array | Uint8Array,
+        w as Float32Array | null,
+        b,
+        b1,
+        cols,
+        bounds,
+        padCheck,
+        out,
+      );
+      addChunk(chunk, b1 - b, acc);
+    } else vanillaRows(old, lp, adv, mask, w, b, b1, cols, bounds, padCheck, out, acc);
   }
   return {
     sums: aggSumsOf(acc),
@@ -193,6 +213,36 @@ function vanillaPass(
     lower: acc[LOWER] as number,
     check: acc[CHECK] as number,
   };
+}
+
+/**
+ * Adds the SIMD kernel's results for one chunk of `rows` rows into `acc`, combining the row sums in
+ * the same order and with the same operations as the end of {@link vanillaRows} (so both passes give
+ * the same float64 sums).
+ */
+function addChunk(chunk: VanillaChunk, rows: number, acc: Float64Array): void {
+  let sumAll = 0;
+  let sumValidRows = 0;
+  let sumRowMeans = 0;
+  let validTokens = 0;
+  let validRows = 0;
+  const { rowSum, rowCount } = chunk;
+  for (let r = 0; r < rows; r++) {
+    const sum = rowSum[r] as number;
+    const n = rowCount[r] as number;
+    sumAll += sum;
+    validTokens += n;
+    if (n > 0) {
+      validRows++;
+      sumValidRows += sum;
+      sumRowMeans += maskedMeanOf(sum, n);
+    }
+  }
+  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
+  acc[KL] = (acc[KL] as number) + chunk.kl;
+  acc[CLIP] = (acc[CLIP] as number) + chunk.clip;
+  acc[LOWER] = (acc[LOWER] as number) + chunk.lower;
+  acc[CHECK] = (acc[CHECK] as number) + chunk.check;
 }
 
 /** Accumulator slots of {@link vanillaRows}: the {@link AggSums} (see addAggSums), then kl, clip, lower, check. */
@@ -396,6 +446,24 @@ export function policyLossVanilla(
   shape: Shape2,
   options: VanillaLossOptions = {},
 ): PolicyLossResult {
+  return policyLossVanillaOn('auto', inputs, shape, options);
+}
+
+/**
+ * Which implementation of the fused pass runs: 'auto' takes the WebAssembly SIMD kernel
+ * (vanillaSimd.ts) where it applies (float32 inputs, a float32/uint8 mask, log-ratio clamp <= 32,
+ * WebAssembly available) and the JavaScript pass otherwise; 'js' always the JavaScript pass. Both give
+ * the same bits (vanillaSimd.test.ts).
+ */
+export type VanillaEngine = 'auto' | 'js';
+
+/** {@link policyLossVanilla} on a chosen {@link VanillaEngine} (internal: tests compare the two). */
+export function policyLossVanillaOn(
+  engine: VanillaEngine,
+  inputs: PolicyLossInputs,
+  shape: Shape2,
+  options: VanillaLossOptions = {},
+): PolicyLossResult {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
   const { rows, cols, weights } = checkPolicyInputs(
@@ -427,6 +495,7 @@ export function policyLossVanilla(
     p,
     o.lossAggMode,
     perTokenLoss,
+    engine,
   );
   const { sums, kl, clip, lower } = acc;
   if (acc.check !== 0) {

@@ -1,0 +1,786 @@
+/**
+ * The WebAssembly SIMD body of the vanilla policy loss's fused pass (internal; the driver and the
+ * semantics are in vanillaPolicyLoss.ts). Scalar JavaScript pays for one exp per live token and a
+ * data-dependent branch per token; here two tokens go through the same straight-line code in the two
+ * float64 lanes of a v128, with the clip regions chosen by lane masks.
+ *
+ * Bit-identical to the JavaScript pass, by construction:
+ * - every per-token value is computed in float64 with the same operations in the same order
+ *   (IEEE-754 add, sub, mul, min, max give the same bits in wasm and in JavaScript; there is no fused
+ *   multiply-add in wasm's SIMD): the log-ratio clamp, the region tests against `log(1 ± ε)` and
+ *   `log c`, and fastExp.ts's table-driven exp (`2^(k/32)` read from the same table);
+ * - the float32 store rounds as a Float32Array store does;
+ * - the row sums and the KL sum are added one token at a time in index order (the additions of a
+ *   masked lane add +0, which leaves a running sum unchanged because such a sum is never −0), and the
+ *   driver combines the per-row sums exactly as the JavaScript pass does.
+ * vanillaSimd.test.ts checks the equality on generated batches, edge values included.
+ *
+ * Inputs must be float32 (a float64 array takes the JavaScript pass: rounding it to float32 would
+ * change values), and the log-ratio clamp at most {@link FAST_EXP_RANGE} (beyond it fastExp calls
+ * Math.exp). The kernel is assembled from this file by wasmAssembler.ts the first time it is needed;
+ * where WebAssembly SIMD is unavailable {@link vanillaSimdKernel} returns null and the JavaScript pass
+ * runs.
+ */
+import type { FloatArray, MaskArray } from './batch.js';
+import { FAST_EXP_RANGE, FAST_EXP_TABLE } from './fastExp.js';
+import { assembleModule, F64, f32x4Const, f64x2Const, I32, op, V128, type ValType } from './wasmAssembler.js';
+
+/** Named locals of one function: params first, then extra locals in declaration order. */
+class Locals {
+  readonly params: ValType[] = [];
+  readonly extra: ValType[] = [];
+  private readonly index = new Map<string, number>();
+  param(name: string, t: ValType): number {
+    this.index.set(name, this.params.length);
+    this.params.push(t);
+    return this.params.length - 1;
+  }
+  local(name: string, t: ValType): number {
+    const i = this.params.length + this.extra.length;
+    this.index.set(name, i);
+    this.extra.push(t);
+    return i;
+  }
+}
+
+const { get, set, tee } = op;
+
+const INV_STEP = FAST_EXP_TABLE.invStep;
+
+/**
+ * One kernel variant: `padCheck` checks padding values for finiteness (every mode but token-mean),
+ * `hasW` multiplies rollout IS weights in. Signature (byte addresses, float64 bounds):
+ * `(rows, cols, old, lp, adv, mask, w, out, rowSum, rowCount, res, table, lo, hi, c, L, logLo, logHi, logC)`.
+ * Writes `out` (float32), per-row loss sums and valid-token counts (float64), and at `res`: kl, clip
+ * count, lower count, the float64 finiteness sum (0 or NaN) at +0..+24, the float32 padding-tail
+ * finiteness lanes at +32, and non-zero lanes at +48 where a mask entry was neither 0 nor 1.
+ */
+function vanillaFunction(padCheck: boolean, hasW: boolean) {
+  const v = new Locals();
+  const rows = v.param('rows', I32);
+  const cols = v.param('cols', I32);
+  const oldP = v.param('old', I32);
+  const lpP = v.param('lp', I32);
+  const advP = v.param('adv', I32);
+  const maskP = v.param('mask', I32);
+  const wP = v.param('w', I32);
+  const outP = v.param('out', I32);
+  const rowSumP = v.param('rowSum', I32);
+  const rowCountP = v.param('rowCount', I32);
+  const resP = v.param('res', I32);
+  const tableP = v.param('table', I32);
+  const boundNames = ['lo', 'hi', 'c', 'L', 'logLo', 'logHi', 'logC'] as const;
+  const bound = Object.fromEntries(boundNames.map((n) => [n, v.param(n, F64)])) as Record<
+    (typeof boundNames)[number],
+    number
+  >;
+  const b = v.local('b', I32);
+  const start = v.local('start', I32);
+  const end = v.local('end', I32);
+  const rowEnd = v.local('rowEnd', I32);
+  const i = v.local('i', I32);
+  const p = v.local('p', I32);
+  const sum = v.local('sum', F64);
+  const kl = v.local('kl', F64);
+  const chkS = v.local('chkS', F64);
+  const splat: Record<string, number> = {};
+  for (const n of boundNames) splat[n] = v.local(`v_${n}`, V128);
+  const negL = v.local('negL', V128);
+  const chk = v.local('chk', V128);
+  const chkTail = v.local('chkTail', V128);
+  const bad = v.local('bad', V128);
+  const nAcc = v.local('nAcc', V128);
+  const clipAcc = v.local('clipAcc', V128);
+  const lowerAcc = v.local('lowerAcc', V128);
+  const m = v.local('m', V128);
+  const valid = v.local('valid', V128);
+  const a = v.local('a', V128);
+  const d = v.local('d', V128);
+  const l = v.local('l', V128);
+  const t = v.local('t', V128);
+  const k = v.local('k', V128);
+  const r = v.local('r', V128);
+  const r2 = v.local('r2', V128);
+  const ratio = v.local('ratio', V128);
+  const neg = v.local('neg', V128);
+  const negLo = v.local('negLo', V128);
+  const negC = v.local('negC', V128);
+  const posHi = v.local('posHi', V128);
+  const loss = v.local('loss', V128);
+  const wv = v.local('wv', V128);
+
+  // v128 constants live in locals initialised once (a v128.const inside the loop is rematerialised
+  // on every iteration)
+  const consts = new Map<string, { local: number; init: number[] }>();
+  const konst = (key: string, init: number[]) => {
+    let c = consts.get(key);
+    if (!c) {
+      c = { local: v.local(`const_${key}`, V128), init };
+      consts.set(key, c);
+    }
+    return get(c.local);
+  };
+  const f64x2 = (x: number) => konst(`f64_${x}`, f64x2Const(x));
+  const ZERO_F32X4 = konst('f32_0', f32x4Const(0));
+  const ONE_F32X4 = konst('f32_1', f32x4Const(1));
+  const ZERO_F64X2 = f64x2(0);
+  const ONE_F64X2 = f64x2(1);
+
+  /** Byte address `base + 4·index`. */
+  const at = (base: number, index: number[]) => [
+    ...get(base),
+    ...index,
+    ...op.i32Const(2),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+  ];
+  const inc = (x: number, by: number) => [...get(x), ...op.i32Const(by), ...op.i32Add(), ...set(x)];
+
+  /** Two tokens (`pair`) or one at `i`: the per-token body. */
+  const token = (pair: boolean) => {
+    const load = (base: number) => [
+      ...get(base),
+      ...get(p),
+      ...op.i32Add(),
+      ...(pair ? op.v128Load64Zero() : op.v128Load32Zero()),
+    ];
+    const loadF64 = (base: number) => [...load(base), ...op.f64x2PromoteLowF32x4()];
+    const out: number[] = [
+      ...get(i),
+      ...op.i32Const(2),
+      ...op.i32Shl(),
+      ...set(p),
+      // mask: valid where m != 0 (NaN counts as valid, as `m === 0` is false in the JS pass); a
+      // valid entry other than 1 is a bad mask value
+      ...load(maskP),
+      ...tee(m),
+      ...ZERO_F32X4,
+      ...op.f32x4Ne(),
+      ...tee(valid),
+      ...get(m),
+      ...ONE_F32X4,
+      ...op.f32x4Ne(),
+      ...op.v128And(),
+      ...get(bad),
+      ...op.v128Or(),
+      ...set(bad),
+      ...get(valid),
+      ...op.i64x2ExtendLowI32x4S(),
+      ...set(valid),
+      ...loadF64(advP),
+      ...set(a),
+      ...loadF64(lpP),
+      ...loadF64(oldP),
+      ...op.f64x2Sub(),
+      ...set(d),
+      // l = min(max(d, −L), L); the pseudo-min/max are the same for any d but NaN (which they send
+      // to −L, keeping the exp table index in range; a NaN d always ends in the slow path)
+      ...get(negL),
+      ...get(d),
+      ...op.f64x2Pmax(),
+      ...set(l),
+      ...get(splat.L as number),
+      ...get(l),
+      ...op.f64x2Pmin(),
+      ...set(l),
+      // finiteness: d − d is NaN exactly when lp or old is not finite; a or w under mask 1 show
+      // in the row's loss sum (checked per row), in padding (modes other than token-mean) as a − a
+      ...get(d),
+      ...get(d),
+      ...op.f64x2Sub(),
+    ];
+    if (padCheck) {
+      out.push(...get(a), ...get(a), ...op.f64x2Sub(), ...op.f64x2Add());
+      if (hasW) out.push(...loadF64(wP), ...tee(wv), ...get(wv), ...op.f64x2Sub(), ...op.f64x2Add());
+    } else {
+      out.push(...get(valid), ...op.v128And());
+      if (hasW) out.push(...loadF64(wP), ...set(wv));
+    }
+    out.push(
+      ...get(chk),
+      ...op.f64x2Add(),
+      ...set(chk),
+      // fastExp(l): k = round(32·l/ln2) via the 1.5·2^52 shift, r = l − k·HI − k·LO,
+      // p = 1 + r + r2·(0.5 + r/6 + r2·(1/24 + r/120)), exp = 2^(k/32)·p
+      ...get(l),
+      ...f64x2(INV_STEP),
+      ...op.f64x2Mul(),
+      ...f64x2(FAST_EXP_TABLE.round),
+      ...op.f64x2Add(),
+      ...tee(t),
+      ...f64x2(FAST_EXP_TABLE.round),
+      ...op.f64x2Sub(),
+      ...set(k),
+      ...get(l),
+      ...get(k),
+      ...f64x2(FAST_EXP_TABLE.stepHi),
+      ...op.f64x2Mul(),
+      ...op.f64x2Sub(),
+      ...get(k),
+      ...f64x2(FAST_EXP_TABLE.stepLo),
+      ...op.f64x2Mul(),
+      ...op.f64x2Sub(),
+      ...tee(r),
+      ...get(r),
+      ...op.f64x2Mul(),
+      ...set(r2),
+      ...ONE_F64X2,
+      ...get(r),
+      ...op.f64x2Add(),
+      ...get(r2),
+      ...f64x2(0.5),
+      ...get(r),
+      ...f64x2(1 / 6),
+      ...op.f64x2Mul(),
+      ...op.f64x2Add(),
+      ...get(r2),
+      ...f64x2(1 / 24),
+      ...get(r),
+      ...f64x2(1 / 120),
+      ...op.f64x2Mul(),
+      ...op.f64x2Add(),
+      ...op.f64x2Mul(),
+      ...op.f64x2Add(),
+      ...op.f64x2Mul(),
+      ...op.f64x2Add(),
+      // × 2^(k/32) from the table: the low 32 bits of t = k + 1.5·2^52 are k
+      ...get(tableP),
+      ...get(t),
+      ...op.i32x4ExtractLane(0),
+      ...op.i32Const(3),
+      ...op.i32Shl(),
+      ...op.i32Add(),
+      ...op.v128Load64Zero(),
+      ...set(k),
+      ...get(tableP),
+      ...get(t),
+      ...op.i32x4ExtractLane(2),
+      ...op.i32Const(3),
+      ...op.i32Shl(),
+      ...op.i32Add(),
+      ...get(k),
+      ...op.v128Load64Lane(1),
+      ...op.f64x2Mul(),
+      ...set(ratio),
+      // regions of valid tokens: A < 0 → lo below log lo (clip), c above log c (lower; the two
+      // tests exclude each other since log lo <= 0 < log c); A > 0 → hi above log hi (clip);
+      // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio)
+      ...get(a),
+      ...ZERO_F64X2,
+      ...op.f64x2Lt(),
+      ...get(valid),
+      ...op.v128And(),
+      ...tee(neg),
+      ...get(l),
+      ...get(splat.logLo as number),
+      ...op.f64x2Lt(),
+      ...op.v128And(),
+      ...set(negLo),
+      ...get(neg),
+      ...get(l),
+      ...get(splat.logC as number),
+      ...op.f64x2Gt(),
+      ...op.v128And(),
+      ...set(negC),
+      ...get(a),
+      ...ZERO_F64X2,
+      ...op.f64x2Gt(),
+      ...get(valid),
+      ...op.v128And(),
+      ...get(l),
+      ...get(splat.logHi as number),
+      ...op.f64x2Gt(),
+      ...op.v128And(),
+      ...set(posHi),
+      ...get(splat.lo as number),
+      ...get(ratio),
+      ...get(negLo),
+      ...op.v128Bitselect(),
+      ...set(ratio),
+      ...get(splat.c as number),
+      ...get(ratio),
+      ...get(negC),
+      ...op.v128Bitselect(),
+      ...set(ratio),
+      ...get(splat.hi as number),
+      ...get(ratio),
+      ...get(posHi),
+      ...op.v128Bitselect(),
+      ...set(ratio),
+      // loss = −A·ratio (× w), +0 in masked lanes
+      ...get(a),
+      ...op.f64x2Neg(),
+      ...get(ratio),
+      ...op.f64x2Mul(),
+    );
+    if (hasW) out.push(...get(wv), ...op.f64x2Mul());
+    out.push(
+      ...get(valid),
+      ...op.v128And(),
+      ...set(loss),
+      ...get(outP),
+      ...get(p),
+      ...op.i32Add(),
+      ...get(loss),
+      ...op.f32x4DemoteF64x2Zero(),
+      ...(pair ? op.v128Store64Lane(0) : op.v128Store32Lane(0)),
+      // running sums, one token at a time in index order
+      ...get(sum),
+      ...get(loss),
+      ...op.f64x2ExtractLane(0),
+      ...op.f64Add(),
+    );
+    if (pair) out.push(...get(loss), ...op.f64x2ExtractLane(1), ...op.f64Add());
+    out.push(...set(sum), ...get(l), ...get(valid), ...op.v128And(), ...set(l));
+    out.push(...get(kl), ...get(l), ...op.f64x2ExtractLane(0), ...op.f64Sub());
+    if (pair) out.push(...get(l), ...op.f64x2ExtractLane(1), ...op.f64Sub());
+    out.push(
+      ...set(kl),
+      // counts: a true lane is −1 as an integer
+      ...get(nAcc),
+      ...get(valid),
+      ...op.i64x2Sub(),
+      ...set(nAcc),
+      ...get(clipAcc),
+      ...get(negLo),
+      ...get(posHi),
+      ...op.v128Or(),
+      ...op.i64x2Sub(),
+      ...set(clipAcc),
+      ...get(lowerAcc),
+      ...get(negC),
+      ...op.i64x2Sub(),
+      ...set(lowerAcc),
+      ...inc(i, pair ? 2 : 1),
+    );
+    return out;
+  };
+
+  /** chkTail += x − x for the float32 lanes loaded by `load`. */
+  const tailCheck = (load: (base: number) => number[]) => {
+    const out: number[] = [];
+    const arrays = hasW ? [lpP, oldP, advP, wP] : [lpP, oldP, advP];
+    for (const base of arrays) {
+      out.push(
+        ...get(chkTail),
+        ...load(base),
+        ...tee(m),
+        ...get(m),
+        ...op.f32x4Sub(),
+        ...op.f32x4Add(),
+        ...set(chkTail),
+      );
+    }
+    return out;
+  };
+
+  const body: number[] = [];
+  for (const n of boundNames) body.push(...get(bound[n]), ...op.f64x2Splat(), ...set(splat[n] as number));
+  body.push(...f64x2(0), ...get(bound.L), ...op.f64x2Splat(), ...op.f64x2Sub(), ...set(negL));
+  body.push(
+    ...op.block(),
+    ...op.loop(),
+    ...get(b),
+    ...get(rows),
+    ...op.i32GeS(),
+    ...op.brIf(1),
+    // start, rowEnd, end
+    ...get(b),
+    ...get(cols),
+    ...op.i32Mul(),
+    ...tee(start),
+    ...get(cols),
+    ...op.i32Add(),
+    ...tee(rowEnd),
+    ...set(end),
+    // the right-padding tail: scan back 4 mask entries at a time, then one at a time
+    ...op.block(),
+    ...op.loop(),
+    ...get(end),
+    ...get(start),
+    ...op.i32Sub(),
+    ...op.i32Const(4),
+    ...op.i32LtS(),
+    ...op.brIf(1),
+    ...at(maskP, [...get(end), ...op.i32Const(4), ...op.i32Sub()]),
+    ...op.v128Load(),
+    ...ZERO_F32X4,
+    ...op.f32x4Ne(),
+    ...op.v128AnyTrue(),
+    ...op.brIf(1),
+    ...get(end),
+    ...op.i32Const(4),
+    ...op.i32Sub(),
+    ...set(end),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    ...op.block(),
+    ...op.loop(),
+    ...get(end),
+    ...get(start),
+    ...op.i32LeS(),
+    ...op.brIf(1),
+    ...at(maskP, [...get(end), ...op.i32Const(1), ...op.i32Sub()]),
+    ...op.f32Load(),
+    ...op.f32Const(0),
+    ...op.f32Ne(),
+    ...op.brIf(1),
+    ...get(end),
+    ...op.i32Const(1),
+    ...op.i32Sub(),
+    ...set(end),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    // zero the tail of out
+    ...at(outP, get(end)),
+    ...op.i32Const(0),
+    ...get(rowEnd),
+    ...get(end),
+    ...op.i32Sub(),
+    ...op.i32Const(2),
+    ...op.i32Shl(),
+    ...op.memoryFill(),
+  );
+  if (padCheck) {
+    body.push(
+      ...get(end),
+      ...set(i),
+      ...op.block(),
+      ...op.loop(),
+      ...get(i),
+      ...op.i32Const(4),
+      ...op.i32Add(),
+      ...get(rowEnd),
+      ...op.i32GtS(),
+      ...op.brIf(1),
+      ...tailCheck((base) => [...at(base, get(i)), ...op.v128Load()]),
+      ...inc(i, 4),
+      ...op.br(0),
+      ...op.end(),
+      ...op.end(),
+      ...op.block(),
+      ...op.loop(),
+      ...get(i),
+      ...get(rowEnd),
+      ...op.i32GeS(),
+      ...op.brIf(1),
+      ...tailCheck((base) => [...at(base, get(i)), ...op.v128Load32Zero()]),
+      ...inc(i, 1),
+      ...op.br(0),
+      ...op.end(),
+      ...op.end(),
+    );
+  }
+  body.push(
+    // the valid span [start, end): pairs, then a last single token
+    ...get(start),
+    ...set(i),
+    ...op.f64Const(0),
+    ...set(sum),
+    ...ZERO_F64X2, // all-zero bits: integer 0 too
+    ...set(nAcc),
+    ...op.block(),
+    ...op.loop(),
+    ...get(i),
+    ...op.i32Const(2),
+    ...op.i32Add(),
+    ...get(end),
+    ...op.i32GtS(),
+    ...op.brIf(1),
+    ...token(true),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    ...get(i),
+    ...get(end),
+    ...op.i32LtS(),
+    ...op.if(),
+    ...token(false),
+    ...op.end(),
+    // per-row outputs
+    ...get(rowSumP),
+    ...get(b),
+    ...op.i32Const(3),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...get(sum),
+    ...op.f64Store(),
+    ...get(rowCountP),
+    ...get(b),
+    ...op.i32Const(3),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...get(nAcc),
+    ...op.i64x2ExtractLane(0),
+    ...get(nAcc),
+    ...op.i64x2ExtractLane(1),
+    ...op.i64Add(),
+    ...op.f64ConvertI64S(),
+    ...op.f64Store(),
+    // a non-finite advantage or IS weight under mask 1 makes the row's loss sum non-finite
+    ...get(chkS),
+    ...get(sum),
+    ...get(sum),
+    ...op.f64Sub(),
+    ...op.f64Add(),
+    ...set(chkS),
+    ...inc(b, 1),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    // chunk outputs
+    ...get(resP),
+    ...get(kl),
+    ...op.f64Store(0),
+    ...get(resP),
+    ...get(clipAcc),
+    ...op.i64x2ExtractLane(0),
+    ...get(clipAcc),
+    ...op.i64x2ExtractLane(1),
+    ...op.i64Add(),
+    ...op.f64ConvertI64S(),
+    ...op.f64Store(8),
+    ...get(resP),
+    ...get(lowerAcc),
+    ...op.i64x2ExtractLane(0),
+    ...get(lowerAcc),
+    ...op.i64x2ExtractLane(1),
+    ...op.i64Add(),
+    ...op.f64ConvertI64S(),
+    ...op.f64Store(16),
+    ...get(resP),
+    ...get(chk),
+    ...op.f64x2ExtractLane(0),
+    ...get(chk),
+    ...op.f64x2ExtractLane(1),
+    ...op.f64Add(),
+    ...get(chkS),
+    ...op.f64Add(),
+    ...op.f64Store(24),
+    ...get(resP),
+    ...get(chkTail),
+    ...op.v128Store(32),
+    ...get(resP),
+    ...get(bad),
+    ...op.v128Store(48),
+  );
+  const init: number[] = [];
+  for (const c of consts.values()) init.push(...c.init, ...set(c.local));
+  body.unshift(...init);
+  return {
+    name: `vanilla${padCheck ? '_pad' : ''}${hasW ? '_w' : ''}`,
+    params: v.params,
+    results: [],
+    locals: v.extra,
+    body,
+  };
+}
+
+/** The module's bytes: four variants (padding check on/off × IS weights on/off). */
+export function vanillaSimdModule(): Uint8Array {
+  return assembleModule(1, [
+    vanillaFunction(false, false),
+    vanillaFunction(false, true),
+    vanillaFunction(true, false),
+    vanillaFunction(true, true),
+  ]);
+}
+
+type VanillaFn = (...args: number[]) => void;
+
+/** The part of the WebAssembly JS API used here (the project's TypeScript lib has no DOM types). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  Memory: new (d: { initial: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
+}
+const wasmApi = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+/** Byte layout of the kernel's memory: the exp table, the result block, then the chunk buffers. */
+const TABLE_BYTES = FAST_EXP_TABLE.pow2.length * 8;
+const RES = Math.ceil(TABLE_BYTES / 64) * 64;
+const BUFFERS = RES + 128;
+const PAGE = 65536;
+
+/** Per-chunk results of {@link VanillaSimdKernel.run}. */
+export interface VanillaChunk {
+  /** Σ of the per-token loss of each row (float64, token order), rows [0, rows). */
+  rowSum: Float64Array;
+  /** Valid tokens of each row. */
+  rowCount: Float64Array;
+  kl: number;
+  clip: number;
+  lower: number;
+  /** 0 when every checked input was finite and every mask entry 0 or 1; non-zero or NaN otherwise. */
+  check: number;
+}
+
+/** An instantiated kernel with its memory (one per process; not re-entrant, which JS never needs). */
+export class VanillaSimdKernel {
+  private readonly memory: WasmMemory;
+  private readonly fns: VanillaFn[];
+  private capacity = 0;
+  private rowCapacity = 0;
+  private views!: {
+    old: Float32Array;
+    lp: Float32Array;
+    adv: Float32Array;
+    mask: Float32Array;
+    w: Float32Array;
+    out: Float32Array;
+    rowSum: Float64Array;
+    rowCount: Float64Array;
+    res: Float64Array;
+    resTail: Float32Array;
+    resBad: Int32Array;
+    offsets: number[];
+  };
+
+  constructor(api: WasmApi, module: object) {
+    this.memory = new api.Memory({ initial: 1 });
+    const instance = new api.Instance(module, { env: { memory: this.memory } });
+    const e = instance.exports as Record<string, VanillaFn>;
+    this.fns = [e.vanilla, e.vanilla_w, e.vanilla_pad, e.vanilla_pad_w] as VanillaFn[];
+    this.reserve(16384, 16384);
+  }
+
+  /** Makes room for `tokens` tokens and `rows` rows per chunk (grows the memory, rebuilds the views). */
+  reserve(tokens: number, rows: number): void {
+    if (tokens <= this.capacity && rows <= this.rowCapacity) return;
+    const cap = Math.max(tokens, this.capacity);
+    const rowCap = Math.max(rows, this.rowCapacity);
+    const f32Bytes = Math.ceil((cap * 4) / 64) * 64;
+    const rowBytes = Math.ceil((rowCap * 8) / 64) * 64;
+    const total = BUFFERS + 6 * f32Bytes + 2 * rowBytes;
+    const pages = Math.ceil(total / PAGE);
+    const have = this.memory.buffer.byteLength / PAGE;
+    if (pages > have) this.memory.grow(pages - have);
+    const buf = this.memory.buffer;
+    new Float64Array(buf, 0, FAST_EXP_TABLE.pow2.length).set(FAST_EXP_TABLE.pow2);
+    const offsets: number[] = [];
+    let at = BUFFERS;
+    for (let j = 0; j < 6; j++) {
+      offsets.push(at);
+      at += f32Bytes;
+    }
+    offsets.push(at, at + rowBytes);
+    const f32 = (j: number) => new Float32Array(buf, offsets[j] as number, cap);
+    this.views = {
+      old: f32(0),
+      lp: f32(1),
+      adv: f32(2),
+      mask: f32(3),
+      w: f32(4),
+      out: f32(5),
+      rowSum: new Float64Array(buf, offsets[6] as number, rowCap),
+      rowCount: new Float64Array(buf, offsets[7] as number, rowCap),
+      res: new Float64Array(buf, RES, 4),
+      resTail: new Float32Array(buf, RES + 32, 4),
+      resBad: new Int32Array(buf, RES + 48, 4),
+      offsets,
+    };
+    this.capacity = cap;
+    this.rowCapacity = rowCap;
+  }
+
+  /**
+   * Rows `[b0, b1)` of a `[·, cols]` batch: copies the inputs in, runs the kernel, copies the
+   * per-token loss out to `out` at the same positions. `bounds` as vanillaPolicyLoss.ts's pass.
+   */
+  run(
+    old: Float32Array,
+    lp: Float32Array,
+    adv: Float32Array,
+    mask: Float32Array | Uint8Array,
+    w: Float32Array | null,
+    b0: number,
+    b1: number,
+    cols: number,
+    bounds: Float64Array,
+    padCheck: boolean,
+    out: Float32Array,
+  ): VanillaChunk {
+    const rows = b1 - b0;
+    const from = b0 * cols;
+    const to = b1 * cols;
+    this.reserve(to - from, rows);
+    const s = this.views;
+    s.old.set(old.subarray(from, to));
+    s.lp.set(lp.subarray(from, to));
+    s.adv.set(adv.subarray(from, to));
+    s.mask.set(mask.subarray(from, to));
+    if (w !== null) s.w.set(w.subarray(from, to));
+    const o = s.offsets;
+    const fn = this.fns[(padCheck ? 2 : 0) + (w !== null ? 1 : 0)] as VanillaFn;
+    fn(
+      rows,
+      cols,
+      o[0] as number,
+      o[1] as number,
+      o[2] as number,
+      o[3] as number,
+      o[4] as number,
+      o[5] as number,
+      o[6] as number,
+      o[7] as number,
+      RES,
+      FAST_EXP_TABLE.offset * 8,
+      bounds[0] as number,
+      bounds[1] as number,
+      bounds[2] as number,
+      bounds[3] as number,
+      bounds[4] as number,
+      bounds[5] as number,
+      bounds[6] as number,
+    );
+    out.set(s.out.subarray(0, to - from), from);
+    const t = s.resTail;
+    const bad = s.resBad;
+    const anyBad = (bad[0] as number) | (bad[1] as number) | (bad[2] as number) | (bad[3] as number);
+    return {
+      rowSum: s.rowSum,
+      rowCount: s.rowCount,
+      kl: s.res[0] as number,
+      clip: s.res[1] as number,
+      lower: s.res[2] as number,
+      check:
+        (s.res[3] as number) +
+        (t[0] as number) +
+        (t[1] as number) +
+        (t[2] as number) +
+        (t[3] as number) +
+        (anyBad !== 0 ? 1 : 0),
+    };
+  }
+}
+
+let cached: VanillaSimdKernel | null | undefined;
+
+/** The kernel, assembled and instantiated on first use; null where WebAssembly SIMD is unavailable. */
+export function vanillaSimdKernel(): VanillaSimdKernel | null {
+  if (cached === undefined) {
+    try {
+      cached = wasmApi ? new VanillaSimdKernel(wasmApi, new wasmApi.Module(vanillaSimdModule())) : null;
+    } catch {
+      cached = null;
+    }
+  }
+  return cached;
+}
+
+/** Whether the SIMD pass serves these inputs (float32 arrays, a uint8/float32 mask, clamp in the exp table). */
+export function simdEligible(
+  arrays: readonly (FloatArray | null)[],
+  mask: MaskArray,
+  logRatioClamp: number,
+): boolean {
+  if (!(logRatioClamp <= FAST_EXP_RANGE)) return false;
+  if (!(mask instanceof Float32Array || mask instanceof Uint8Array)) return false;
+  return arrays.every((x) => x === null || x instanceof Float32Array);
+}
