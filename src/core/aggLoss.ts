@@ -33,6 +33,7 @@ import {
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
+import { lossSimdKernel } from './lossSimd.js';
 import { MASKED_MEAN_EPS, maskedMeanOf } from './maskedPrimitives.js';
 
 /** The `[B,T]` inputs of verl `agg_loss`: the per-token loss and the mask that selects its tokens. */
@@ -338,14 +339,71 @@ function aggSums(
   rows: number,
   cols: number,
   mode: LossAggMode,
+  engine: SumEngine,
 ): { sums: AggSums; badMask: number } {
   const acc = new Float64Array(AGG_SUM_SLOTS + 1);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
   const padCheck = mode !== 'token-mean';
-  for (let b = 0; b < rows; b += step)
-    aggRows(lossMat, lossMask, b, Math.min(rows, b + step), cols, padCheck, acc);
+  const simd =
+    engine === 'auto' &&
+    lossMat instanceof Float32Array &&
+    (lossMask instanceof Float32Array || lossMask instanceof Uint8Array)
+      ? lossSimdKernel()
+      : null;
+  for (let b = 0; b < rows; b += step) {
+    const b1 = Math.min(rows, b + step);
+    if (simd) {
+      const chunk = simd.runAgg(
+        lossMat as Float32Array,
+        lossMask as Float32Array | Uint8Array,
+        b,
+        b1,
+        cols,
+        padCheck,
+      );
+      addRowSums(chunk.rowSum, chunk.rowCount, b1 - b, acc);
+      acc[AGG_SUM_SLOTS] = (acc[AGG_SUM_SLOTS] as number) + chunk.bad;
+    } else aggRows(lossMat, lossMask, b, b1, cols, padCheck, acc);
+  }
   return { sums: aggSumsOf(acc), badMask: acc[AGG_SUM_SLOTS] as number };
 }
+
+/**
+ * Adds per-row sums and valid counts of `rows` rows (a SIMD kernel's output, lossSimd.ts) into the
+ * {@link AggSums} slots of `acc`, in the order and with the operations of the end of {@link aggRows}
+ * (and of the vanilla loss's JavaScript pass), so both engines give the same float64 sums.
+ */
+export function addRowSums(
+  rowSum: Float64Array,
+  rowCount: Float64Array,
+  rows: number,
+  acc: Float64Array,
+): void {
+  let sumAll = 0;
+  let sumValidRows = 0;
+  let sumRowMeans = 0;
+  let validTokens = 0;
+  let validRows = 0;
+  for (let r = 0; r < rows; r++) {
+    const sum = rowSum[r] as number;
+    const n = rowCount[r] as number;
+    sumAll += sum;
+    validTokens += n;
+    if (n > 0) {
+      validRows++;
+      sumValidRows += sum;
+      sumRowMeans += maskedMeanOf(sum, n);
+    }
+  }
+  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
+}
+
+/**
+ * Which implementation runs the row sums: 'auto' takes the WebAssembly SIMD kernel (lossSimd.ts) for a
+ * float32 loss matrix with a float32/uint8 mask, the JavaScript loop otherwise; 'js' always the loop.
+ * Both give the same bits (lossSimd.test.ts).
+ */
+export type SumEngine = 'auto' | 'js';
 
 /** Rows `[b0, b1)` of {@link aggSums}, added into `acc` (the {@link AggSums} slots, then bad). */
 function aggRows(
@@ -430,6 +488,18 @@ export function aggLoss(
   return aggLossNamed(lossMat, lossMask, shape, mode, options, 'loss_mat');
 }
 
+/** {@link aggLoss} on a chosen {@link SumEngine} (internal: tests compare the two). */
+export function aggLossOn(
+  engine: SumEngine,
+  inputs: AggLossInputs,
+  shape: Shape2,
+  mode: LossAggMode,
+  options: AggOptions = {},
+): number {
+  const { lossMat, lossMask } = inputs;
+  return aggLossNamed(lossMat, lossMask, shape, mode, options, 'loss_mat', engine);
+}
+
 /**
  * {@link aggLoss} with the name the error messages give the loss matrix (a kernel aggregating its
  * own per-token loss names the inputs it came from).
@@ -441,12 +511,13 @@ export function aggLossNamed(
   mode: LossAggMode,
   options: AggOptions,
   field: string,
+  engine: SumEngine = 'auto',
 ): number {
   checkLossMatrices(lossMat, lossMask, shape);
   checkAggMode(mode);
   const r = resolveAggOptions(options);
   const { rows, cols } = shape;
-  let { sums, badMask } = aggSums(lossMat, lossMask, rows, cols, mode);
+  let { sums, badMask } = aggSums(lossMat, lossMask, rows, cols, mode, engine);
   if (badMask !== 0) checkMask(lossMask, cols, 'loss_mask');
   const value =
     mode === 'seq-mean-token-sum'

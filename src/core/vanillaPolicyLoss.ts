@@ -22,6 +22,7 @@ import {
   type AggOptions,
   type AggSums,
   addAggSums,
+  addRowSums,
   aggLossGrad,
   aggSumsOf,
   checkAggMode,
@@ -32,6 +33,7 @@ import {
 import { checkLength, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { fastExp } from './fastExp.js';
+import { lossSimdKernel, simdEligible, type VanillaChunk } from './lossSimd.js';
 import { maskedMeanOf } from './maskedPrimitives.js';
 import {
   checkPolicyInputs,
@@ -39,7 +41,6 @@ import {
   type PolicyLossMetrics,
   throwIfNonFiniteUnderMask,
 } from './policyLossInputs.js';
-import { simdEligible, type VanillaChunk, vanillaSimdKernel } from './vanillaSimd.js';
 
 /** Options of {@link policyLossVanilla}; verl's ActorConfig names in the comments. */
 export interface VanillaLossOptions {
@@ -186,7 +187,7 @@ function vanillaPass(
   const acc = new Float64Array(ACC_SLOTS);
   const step = Math.max(1, Math.floor(TOKENS_PER_CALL / cols));
   const simd =
-    engine === 'js' ? null : simdEligible([old, lp, adv, w], mask, p.clamp) ? vanillaSimdKernel() : null;
+    engine === 'js' ? null : simdEligible([old, lp, adv, w], mask, p.clamp) ? lossSimdKernel() : null;
   for (let b = 0; b < rows; b += step) {
     const b1 = Math.min(rows, b + step);
     if (simd) {
@@ -221,24 +222,7 @@ function vanillaPass(
  * the same float64 sums).
  */
 function addChunk(chunk: VanillaChunk, rows: number, acc: Float64Array): void {
-  let sumAll = 0;
-  let sumValidRows = 0;
-  let sumRowMeans = 0;
-  let validTokens = 0;
-  let validRows = 0;
-  const { rowSum, rowCount } = chunk;
-  for (let r = 0; r < rows; r++) {
-    const sum = rowSum[r] as number;
-    const n = rowCount[r] as number;
-    sumAll += sum;
-    validTokens += n;
-    if (n > 0) {
-      validRows++;
-      sumValidRows += sum;
-      sumRowMeans += maskedMeanOf(sum, n);
-    }
-  }
-  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
+  addRowSums(chunk.rowSum, chunk.rowCount, rows, acc);
   acc[KL] = (acc[KL] as number) + chunk.kl;
   acc[CLIP] = (acc[CLIP] as number) + chunk.clip;
   acc[LOWER] = (acc[LOWER] as number) + chunk.lower;

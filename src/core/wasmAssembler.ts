@@ -149,6 +149,8 @@ export const op = {
   f64Sub: () => [0xa1],
   f64Div: () => [0xa3],
   f64ConvertI32S: () => [0xb7],
+  f64PromoteF32: () => [0xbb],
+  f64Mul: () => [0xa2],
   i64Add: () => [0x7c],
   f64ConvertI64S: () => [0xb9],
   // SIMD memory
@@ -163,6 +165,7 @@ export const op = {
   v128Const: (bytes: number[]) => [...simd(0x0c), ...bytes],
   f64x2Splat: () => simd(0x14),
   i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
+  i32x4ReplaceLane: (lane: number) => [...simd(0x1c), lane],
   i64x2ExtractLane: (lane: number) => [...simd(0x1d), lane],
   f64x2ExtractLane: (lane: number) => [...simd(0x21), lane],
   // SIMD comparisons (all-ones lanes where true)
@@ -183,6 +186,7 @@ export const op = {
   f64x2PromoteLowF32x4: () => simd(0x5f),
   i64x2ExtendLowI32x4S: () => simd(0xc7),
   // SIMD arithmetic
+  i32x4Sub: () => simd(0xb1),
   i64x2Sub: () => simd(0xd1),
   f32x4Add: () => simd(0xe4),
   f32x4Sub: () => simd(0xe5),

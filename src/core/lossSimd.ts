@@ -18,12 +18,22 @@
  * Inputs must be float32 (a float64 array takes the JavaScript pass: rounding it to float32 would
  * change values), and the log-ratio clamp at most {@link FAST_EXP_RANGE} (beyond it fastExp calls
  * Math.exp). The kernel is assembled from this file by wasmAssembler.ts the first time it is needed;
- * where WebAssembly SIMD is unavailable {@link vanillaSimdKernel} returns null and the JavaScript pass
+ * where WebAssembly SIMD is unavailable {@link lossSimdKernel} returns null and the JavaScript pass
  * runs.
  */
 import type { FloatArray, MaskArray } from './batch.js';
 import { FAST_EXP_RANGE, FAST_EXP_TABLE } from './fastExp.js';
-import { assembleModule, F64, f32x4Const, f64x2Const, I32, op, V128, type ValType } from './wasmAssembler.js';
+import {
+  assembleModule,
+  F32,
+  F64,
+  f32x4Const,
+  f64x2Const,
+  I32,
+  op,
+  V128,
+  type ValType,
+} from './wasmAssembler.js';
 
 /** Named locals of one function: params first, then extra locals in declaration order. */
 class Locals {
@@ -578,13 +588,289 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
   };
 }
 
-/** The module's bytes: four variants (padding check on/off × IS weights on/off). */
-export function vanillaSimdModule(): Uint8Array {
+/**
+ * aggLoss.ts's row sums (`aggRows`), four tokens at a time: the partial sums s0..s3 of `x·m` over
+ * positions ≡ 0..3 (mod 4) from the row start sit in the lanes of two f64x2 (each lane adds the same
+ * products in the same order as its JavaScript variable), the last < 4 tokens go to s0 one by one,
+ * and `sum = s0 + s1 + (s2 + s3)`. Signature `(rows, cols, x, mask, rowSum, rowCount, res, padCheck)`;
+ * without `padCheck` (token-mean) the right-padding tail of mask zeros is not read. Writes per-row
+ * sums and valid counts (float64) and, at `res + 48`, non-zero lanes where a mask entry was neither 0
+ * nor 1.
+ */
+function aggFunction() {
+  const v = new Locals();
+  const rows = v.param('rows', I32);
+  const cols = v.param('cols', I32);
+  const xP = v.param('x', I32);
+  const maskP = v.param('mask', I32);
+  const rowSumP = v.param('rowSum', I32);
+  const rowCountP = v.param('rowCount', I32);
+  const resP = v.param('res', I32);
+  const padCheck = v.param('padCheck', I32);
+  const b = v.local('b', I32);
+  const start = v.local('start', I32);
+  const end = v.local('end', I32);
+  const rowEnd = v.local('rowEnd', I32);
+  const p = v.local('p', I32);
+  const n = v.local('n', I32);
+  const s0 = v.local('s0', F64);
+  const mS = v.local('mS', F32);
+  const s01 = v.local('s01', V128);
+  const s23 = v.local('s23', V128);
+  const mv = v.local('mv', V128);
+  const nz = v.local('nz', V128);
+  const nAcc = v.local('nAcc', V128);
+  const bad = v.local('bad', V128);
+  const zero = v.local('zero', V128);
+  const one = v.local('one', V128);
+  const addr = (base: number, off = 0) => [
+    ...get(base),
+    ...get(p),
+    ...op.i32Add(),
+    ...(off ? [...op.i32Const(off), ...op.i32Add()] : []),
+  ];
+  const byteIndex = (x: number) => [...get(x), ...op.i32Const(2), ...op.i32Shl()];
+  const lane = (x: number, j: number) => [...get(x), ...op.f64x2ExtractLane(j)];
+  const body: number[] = [
+    ...f32x4Const(0),
+    ...set(zero),
+    ...f32x4Const(1),
+    ...set(one),
+    ...op.block(),
+    ...op.loop(),
+    ...get(b),
+    ...get(rows),
+    ...op.i32GeS(),
+    ...op.brIf(1),
+    ...get(b),
+    ...get(cols),
+    ...op.i32Mul(),
+    ...tee(start),
+    ...get(cols),
+    ...op.i32Add(),
+    ...tee(rowEnd),
+    ...set(end),
+    // token-mean: skip the tail of mask zeros (4 at a time, then 1 at a time), as aggRows does
+    ...get(padCheck),
+    ...op.i32Eqz(),
+    ...op.if(),
+    ...op.block(),
+    ...op.loop(),
+    ...get(end),
+    ...get(start),
+    ...op.i32Sub(),
+    ...op.i32Const(4),
+    ...op.i32LtS(),
+    ...op.brIf(1),
+    ...get(maskP),
+    ...get(end),
+    ...op.i32Const(4),
+    ...op.i32Sub(),
+    ...op.i32Const(2),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...op.v128Load(),
+    ...get(zero),
+    ...op.f32x4Ne(),
+    ...op.v128AnyTrue(),
+    ...op.brIf(1),
+    ...get(end),
+    ...op.i32Const(4),
+    ...op.i32Sub(),
+    ...set(end),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    ...op.block(),
+    ...op.loop(),
+    ...get(end),
+    ...get(start),
+    ...op.i32LeS(),
+    ...op.brIf(1),
+    ...get(maskP),
+    ...get(end),
+    ...op.i32Const(1),
+    ...op.i32Sub(),
+    ...op.i32Const(2),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...op.f32Load(),
+    ...op.f32Const(0),
+    ...op.f32Ne(),
+    ...op.brIf(1),
+    ...get(end),
+    ...op.i32Const(1),
+    ...op.i32Sub(),
+    ...set(end),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    ...op.end(),
+    // groups of four from the row start
+    ...byteIndex(start),
+    ...set(p),
+    ...byteIndex(end),
+    ...set(end), // end in bytes from here on
+    ...get(zero),
+    ...tee(s01),
+    ...tee(s23),
+    ...set(nAcc),
+    ...op.i32Const(0),
+    ...set(n),
+    ...op.block(),
+    ...op.loop(),
+    ...get(p),
+    ...op.i32Const(16),
+    ...op.i32Add(),
+    ...get(end),
+    ...op.i32GtS(),
+    ...op.brIf(1),
+    ...get(s01),
+    ...addr(xP),
+    ...op.v128Load64Zero(),
+    ...op.f64x2PromoteLowF32x4(),
+    ...addr(maskP),
+    ...op.v128Load64Zero(),
+    ...op.f64x2PromoteLowF32x4(),
+    ...op.f64x2Mul(),
+    ...op.f64x2Add(),
+    ...set(s01),
+    ...get(s23),
+    ...addr(xP, 8),
+    ...op.v128Load64Zero(),
+    ...op.f64x2PromoteLowF32x4(),
+    ...addr(maskP, 8),
+    ...op.v128Load64Zero(),
+    ...op.f64x2PromoteLowF32x4(),
+    ...op.f64x2Mul(),
+    ...op.f64x2Add(),
+    ...set(s23),
+    ...addr(maskP),
+    ...op.v128Load(),
+    ...tee(mv),
+    ...get(zero),
+    ...op.f32x4Ne(),
+    ...tee(nz),
+    ...get(mv),
+    ...get(one),
+    ...op.f32x4Ne(),
+    ...op.v128And(),
+    ...get(bad),
+    ...op.v128Or(),
+    ...set(bad),
+    ...get(nAcc),
+    ...get(nz),
+    ...op.i32x4Sub(),
+    ...set(nAcc),
+    ...get(p),
+    ...op.i32Const(16),
+    ...op.i32Add(),
+    ...set(p),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    // the last < 4 tokens into s0
+    ...lane(s01, 0),
+    ...set(s0),
+    ...op.block(),
+    ...op.loop(),
+    ...get(p),
+    ...get(end),
+    ...op.i32GeS(),
+    ...op.brIf(1),
+    ...addr(maskP),
+    ...op.f32Load(),
+    ...set(mS),
+    ...get(s0),
+    ...addr(xP),
+    ...op.f32Load(),
+    ...op.f64PromoteF32(),
+    ...get(mS),
+    ...op.f64PromoteF32(),
+    ...op.f64Mul(),
+    ...op.f64Add(),
+    ...set(s0),
+    ...get(mS),
+    ...op.f32Const(0),
+    ...op.f32Ne(),
+    ...get(n),
+    ...op.i32Add(),
+    ...set(n),
+    ...get(bad),
+    ...get(mS),
+    ...op.f32Const(0),
+    ...op.f32Ne(),
+    ...get(mS),
+    ...op.f32Const(1),
+    ...op.f32Ne(),
+    ...op.i32And(),
+    ...op.i32x4ReplaceLane(0),
+    ...get(bad),
+    ...op.v128Or(),
+    ...set(bad),
+    ...get(p),
+    ...op.i32Const(4),
+    ...op.i32Add(),
+    ...set(p),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    // row outputs: sum = s0 + s1 + (s2 + s3), count
+    ...get(rowSumP),
+    ...get(b),
+    ...op.i32Const(3),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...get(s0),
+    ...lane(s01, 1),
+    ...op.f64Add(),
+    ...lane(s23, 0),
+    ...lane(s23, 1),
+    ...op.f64Add(),
+    ...op.f64Add(),
+    ...op.f64Store(),
+    ...get(rowCountP),
+    ...get(b),
+    ...op.i32Const(3),
+    ...op.i32Shl(),
+    ...op.i32Add(),
+    ...get(n),
+    ...get(nAcc),
+    ...op.i32x4ExtractLane(0),
+    ...op.i32Add(),
+    ...get(nAcc),
+    ...op.i32x4ExtractLane(1),
+    ...op.i32Add(),
+    ...get(nAcc),
+    ...op.i32x4ExtractLane(2),
+    ...op.i32Add(),
+    ...get(nAcc),
+    ...op.i32x4ExtractLane(3),
+    ...op.i32Add(),
+    ...op.f64ConvertI32S(),
+    ...op.f64Store(),
+    ...get(b),
+    ...op.i32Const(1),
+    ...op.i32Add(),
+    ...set(b),
+    ...op.br(0),
+    ...op.end(),
+    ...op.end(),
+    ...get(resP),
+    ...get(bad),
+    ...op.v128Store(48),
+  ];
+  return { name: 'agg', params: v.params, results: [], locals: v.extra, body };
+}
+
+/** The module's bytes: the vanilla pass in four variants (padding check on/off × IS weights on/off), and agg. */
+export function lossSimdModule(): Uint8Array {
   return assembleModule(1, [
     vanillaFunction(false, false),
     vanillaFunction(false, true),
     vanillaFunction(true, false),
     vanillaFunction(true, true),
+    aggFunction(),
   ]);
 }
 
@@ -608,7 +894,7 @@ const RES = Math.ceil(TABLE_BYTES / 64) * 64;
 const BUFFERS = RES + 128;
 const PAGE = 65536;
 
-/** Per-chunk results of {@link VanillaSimdKernel.run}. */
+/** Per-chunk results of {@link LossSimdKernel.run}. */
 export interface VanillaChunk {
   /** Σ of the per-token loss of each row (float64, token order), rows [0, rows). */
   rowSum: Float64Array;
@@ -622,9 +908,10 @@ export interface VanillaChunk {
 }
 
 /** An instantiated kernel with its memory (one per process; not re-entrant, which JS never needs). */
-export class VanillaSimdKernel {
+export class LossSimdKernel {
   private readonly memory: WasmMemory;
   private readonly fns: VanillaFn[];
+  private readonly agg: VanillaFn;
   private capacity = 0;
   private rowCapacity = 0;
   private views!: {
@@ -647,6 +934,7 @@ export class VanillaSimdKernel {
     const instance = new api.Instance(module, { env: { memory: this.memory } });
     const e = instance.exports as Record<string, VanillaFn>;
     this.fns = [e.vanilla, e.vanilla_w, e.vanilla_pad, e.vanilla_pad_w] as VanillaFn[];
+    this.agg = e.agg as VanillaFn;
     this.reserve(16384, 16384);
   }
 
@@ -758,15 +1046,58 @@ export class VanillaSimdKernel {
         (anyBad !== 0 ? 1 : 0),
     };
   }
+
+  /** Rows `[b0, b1)` of aggLoss.ts's row sums (see `aggFunction`). */
+  runAgg(
+    x: Float32Array,
+    mask: Float32Array | Uint8Array,
+    b0: number,
+    b1: number,
+    cols: number,
+    padCheck: boolean,
+  ): AggChunk {
+    const rows = b1 - b0;
+    const from = b0 * cols;
+    const to = b1 * cols;
+    this.reserve(to - from, rows);
+    const s = this.views;
+    s.old.set(x.subarray(from, to));
+    s.mask.set(mask.subarray(from, to));
+    const o = s.offsets;
+    this.agg(
+      rows,
+      cols,
+      o[0] as number,
+      o[3] as number,
+      o[6] as number,
+      o[7] as number,
+      RES,
+      padCheck ? 1 : 0,
+    );
+    const bad = s.resBad;
+    return {
+      rowSum: s.rowSum,
+      rowCount: s.rowCount,
+      bad: (bad[0] as number) | (bad[1] as number) | (bad[2] as number) | (bad[3] as number),
+    };
+  }
 }
 
-let cached: VanillaSimdKernel | null | undefined;
+/** Per-chunk results of {@link LossSimdKernel.runAgg}. */
+export interface AggChunk {
+  rowSum: Float64Array;
+  rowCount: Float64Array;
+  /** Non-zero when a mask entry was neither 0 nor 1. */
+  bad: number;
+}
+
+let cached: LossSimdKernel | null | undefined;
 
 /** The kernel, assembled and instantiated on first use; null where WebAssembly SIMD is unavailable. */
-export function vanillaSimdKernel(): VanillaSimdKernel | null {
+export function lossSimdKernel(): LossSimdKernel | null {
   if (cached === undefined) {
     try {
-      cached = wasmApi ? new VanillaSimdKernel(wasmApi, new wasmApi.Module(vanillaSimdModule())) : null;
+      cached = wasmApi ? new LossSimdKernel(wasmApi, new wasmApi.Module(lossSimdModule())) : null;
     } catch {
       cached = null;
     }
