@@ -30,6 +30,7 @@ import {
   checkShape,
   type FloatArray,
   type MaskArray,
+  outputBuffer64,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -553,12 +554,13 @@ export function aggLossDenominator(
  * `∂L/∂lossMat[b,t]` of {@link aggLoss}, `[B,T]` float64 (aggLoss is linear in `lossMat`):
  * token-mean `m·dp/N`; seq-mean-token-sum `m·dp/G`; seq-mean-token-mean `m·dp/((n_b + 1e-8)·G)`;
  * seq-mean-token-sum-norm `m/F`. Zero where the mask is 0. EMPTY_MASK where aggLoss throws it.
+ * `options.out`: a `[B,T]` Float64Array to write into instead of a new one.
  */
 export function aggLossGrad(
   lossMask: MaskArray,
   shape: Shape2,
   mode: LossAggMode,
-  options: AggOptions = {},
+  options: AggOptions & { out?: Float64Array | null } = {},
 ): Float64Array {
   const d = aggLossDenominator(lossMask, shape, mode, options);
   if (d.denominator === 0) {
@@ -571,7 +573,7 @@ export function aggLossGrad(
     );
   }
   const { rows, cols } = shape;
-  const grad = new Float64Array(rows * cols);
+  const grad = outputBuffer64(options.out, rows * cols, `[${rows},${cols}]`);
   const scale = 1 / d.denominator;
   for (let b = 0; b < rows; b++) {
     const base = b * cols;

@@ -48,6 +48,67 @@ export function checkLength(
   }
 }
 
+/**
+ * Option of every kernel that returns a new typed array: a preallocated buffer to write the result
+ * into instead (reused across steps, it saves the allocation and, for large batches, the first-touch
+ * page faults of fresh memory). It is then the returned array, overwritten at every position. It must
+ * not be one of the kernel's inputs.
+ */
+export interface OutOption {
+  out?: Float32Array | null;
+}
+
+/** {@link OutOption} of kernels returning one float64 value per row: a length-B buffer. */
+export interface RowOutOption {
+  out?: Float64Array | null;
+}
+
+/** {@link OutOption} for kernels returning two distinct [B,T] arrays: `out` for the advantages, `outReturns` for the returns. */
+export interface OutReturnsOption extends OutOption {
+  outReturns?: Float32Array | null;
+}
+
+/**
+ * `out` checked (a Float32Array of `length` values, else SHAPE_MISMATCH or BAD_ARGUMENT naming
+ * `field`), or a new zero-filled Float32Array when `out` is null or undefined.
+ */
+export function outputBuffer(
+  out: Float32Array | null | undefined,
+  length: number,
+  shapeText: string,
+  field = 'out',
+): Float32Array {
+  if (out === null || out === undefined) return new Float32Array(length);
+  if (!(out instanceof Float32Array)) {
+    throw new LabError('BAD_ARGUMENT', `${field}: expected a Float32Array, got ${describe(out)}`, {
+      details: { field },
+    });
+  }
+  checkLength(out, length, field, shapeText);
+  return out;
+}
+
+/** {@link outputBuffer} for a float64 result (gradients, per-row values). */
+export function outputBuffer64(
+  out: Float64Array | null | undefined,
+  length: number,
+  shapeText: string,
+  field = 'out',
+): Float64Array {
+  if (out === null || out === undefined) return new Float64Array(length);
+  if (!(out instanceof Float64Array)) {
+    throw new LabError('BAD_ARGUMENT', `${field}: expected a Float64Array, got ${describe(out)}`, {
+      details: { field },
+    });
+  }
+  checkLength(out, length, field, shapeText);
+  return out;
+}
+
+function describe(x: unknown): string {
+  return typeof x === 'object' && x !== null ? (x.constructor?.name ?? 'an object') : typeof x;
+}
+
 /** Throws NON_FINITE naming the first non-finite entry as (row, token). */
 export function checkFinite(arr: ArrayLike<number>, cols: number, field: string): void {
   for (let i = 0; i < arr.length; i++) {

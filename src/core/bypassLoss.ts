@@ -31,7 +31,7 @@ export interface BypassLossOptions extends RolloutCorrectionOptions {
   /** `loss_agg_mode` of the inner loss. Default 'token-mean'. */
   lossAggMode?: LossAggMode;
   /** Clip settings and global batch info of the inner vanilla loss (ppo_clip). */
-  vanilla?: Omit<VanillaLossOptions, 'lossAggMode' | 'rolloutIsWeights' | 'out'>;
+  vanilla?: Omit<VanillaLossOptions, 'lossAggMode' | 'rolloutIsWeights' | 'out' | 'outGrad'>;
 }
 
 /** verl's YAML defaults: ppo_clip, token-mean, `rollout_is: null`, `rollout_rs: null`, default clip settings. */

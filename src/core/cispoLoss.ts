@@ -3,7 +3,7 @@
  * stop-gradient weight on the log-prob (REINFORCE-style gradient that is never zeroed).
  */
 import { aggLossNamed, type LossAggMode, resolveAggOptions } from './aggLoss.js';
-import type { Shape2 } from './batch.js';
+import { outputBuffer, type Shape2 } from './batch.js';
 import { LOG_RATIO_CLAMP } from './ess.js';
 import {
   type ClipRatioOptions,
@@ -34,7 +34,7 @@ export function policyLossCispo(
   const agg = options.agg ?? {};
   resolveAggOptions(agg);
   const n = shape.rows * shape.cols;
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   let kl = 0;
   let clip = 0;
   for (let i = 0; i < n; i++) {

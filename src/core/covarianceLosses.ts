@@ -4,7 +4,7 @@
  * a KL penalty on them).
  */
 import { aggLossNamed, type LossAggMode } from './aggLoss.js';
-import type { Shape2 } from './batch.js';
+import { outputBuffer, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { maskedMeanOf, maskedMeanUnchecked } from './maskedPrimitives.js';
 import {
@@ -61,7 +61,7 @@ export function policyLossClipCov(
   const n = shape.rows * shape.cols;
   const meanA = maskedMeanUnchecked(advantages, responseMask);
   const meanLp = maskedMeanUnchecked(logProb, responseMask);
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   const base = new Float64Array(n);
   const candidates: number[] = [];
   let kl = 0;
@@ -170,7 +170,7 @@ export function policyLossKlCov(
       loss64[i] = (loss64[i] as number) + coef * Math.abs((logProb[i] as number) - (oldLogProb[i] as number));
     }
   }
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   for (let i = 0; i < n; i++) out[i] = (loss64[i] as number) * (w ? (w[i] as number) : 1);
   const loss = aggLossNamed(out, responseMask, shape, mode, options.agg ?? {}, FIELD);
   return { loss, perTokenLoss: out, metrics: { ppo_kl: maskedMeanOf(absKl, validIdx.length) } };

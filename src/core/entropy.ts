@@ -3,7 +3,15 @@
  * the vocabulary at each position, and its aggregation with agg_loss.
  */
 import { type AggOptions, aggLossGrad, aggLossNamed, type LossAggMode } from './aggLoss.js';
-import { checkFinite, checkLength, checkShape, type FloatArray, type MaskArray } from './batch.js';
+import {
+  checkFinite,
+  checkLength,
+  checkShape,
+  type FloatArray,
+  type MaskArray,
+  type OutOption,
+  outputBuffer,
+} from './batch.js';
 import { LabError } from './errors.js';
 
 /** The inputs of verl's entropy loss: `[B,T,V]` logits and the `[B,T]` response mask. */
@@ -23,9 +31,9 @@ export interface Shape3 {
  * verl `entropy_from_logits(z) = logsumexp(z) − Σ_v softmax(z)_v·z_v` over the last axis.
  * `logits` row-major `[B,T,V]` → `Float32Array [B,T]`. Computed stably: with `M = max_v z`,
  * `s = Σ exp(z − M)`, `H = M + log s − Σ exp(z − M)·z / s`. Non-finite logits are NON_FINITE
- * (every position, as there is no mask here).
+ * (every position, as there is no mask here). `options.out`: a [B,T] buffer to write into.
  */
-export function entropyFromLogits(logits: FloatArray, shape: Shape3): Float32Array {
+export function entropyFromLogits(logits: FloatArray, shape: Shape3, options: OutOption = {}): Float32Array {
   const { rows, cols, vocab } = shape;
   checkShape({ rows, cols });
   if (!Number.isInteger(vocab) || vocab <= 0) {
@@ -35,7 +43,7 @@ export function entropyFromLogits(logits: FloatArray, shape: Shape3): Float32Arr
   }
   checkLength(logits, rows * cols * vocab, 'logits', `[${rows},${cols},${vocab}]`);
   checkFinite(logits, cols * vocab, 'logits');
-  const out = new Float32Array(rows * cols);
+  const out = outputBuffer(options.out, rows * cols, `[${rows},${cols}]`);
   for (let p = 0; p < rows * cols; p++) {
     const base = p * vocab;
     let max = Number.NEGATIVE_INFINITY;

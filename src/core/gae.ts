@@ -3,7 +3,15 @@
  * `compute_gae_advantage_return` ("gae"), with verl's multi-turn rule: mask-0 positions (tool or user
  * tokens) are skipped, not treated as steps.
  */
-import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkFinite,
+  checkMask,
+  type FloatArray,
+  type MaskArray,
+  type OutReturnsOption,
+  outputBuffer,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { whitenValidated } from './masked.js';
 import { checkMatrixLength, checkTokenBatch } from './rowScores.js';
@@ -16,7 +24,7 @@ export interface GaeInputs {
   responseMask: MaskArray;
 }
 
-export interface GaeOptions {
+export interface GaeOptions extends OutReturnsOption {
   /** Discount γ (no default in verl; required). */
   gamma: number;
   /** GAE λ (no default in verl; required). */
@@ -61,8 +69,10 @@ export function gaeAdvantageReturn(inputs: GaeInputs, shape: Shape2, options: Ga
   const f32 = Math.fround;
   const g = f32(options.gamma);
   const gl = f32(options.gamma * options.lam);
+  const shapeText = `[${rows},${cols}]`;
+  const out = outputBuffer(options.out, rows * cols, shapeText);
+  const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
   const adv = new Float32Array(rows * cols);
-  const returns = new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
     let nextV = 0;
     let last = 0;
@@ -79,6 +89,6 @@ export function gaeAdvantageReturn(inputs: GaeInputs, shape: Shape2, options: Ga
       returns[i] = last + v;
     }
   }
-  const advantages = whitenValidated(adv, responseMask, 'advantages');
+  const advantages = whitenValidated(adv, responseMask, 'advantages', out);
   return { advantages, returns };
 }

@@ -2,18 +2,18 @@
  * GPG (Group Policy Gradient), as verl's `compute_gpg_outcome_advantage` ("gpg").
  */
 
-import type { OutcomeBatch, Shape2 } from './batch.js';
+import type { OutcomeBatch, OutOption, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
-export interface GpgOptions {
+export interface GpgOptions extends OutOption {
   /** Divisor of the centred score (verl `f_norm`, default 1). */
   fNorm?: number;
 }
 
 /** verl's default: `f_norm = 1`. */
-export const GPG_DEFAULTS: Readonly<Required<GpgOptions>> = Object.freeze({ fNorm: 1 });
+export const GPG_DEFAULTS: Readonly<Required<Omit<GpgOptions, 'out'>>> = Object.freeze({ fNorm: 1 });
 
 /**
  * verl `compute_gpg_outcome_advantage`: `α = B / max(#{b : s_b ≠ 0}, 1)` over the whole batch (verl
@@ -40,6 +40,6 @@ export function gpgAdvantage(inputs: OutcomeBatch, shape: Shape2, options: GpgOp
     const m = (count[g] as number) === 1 ? 0 : (mean[g] as number);
     perRow[b] = (alpha * ((scores[b] as number) - m)) / fNorm;
   }
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, undefined, options.out ?? undefined);
   return { advantages, returns: advantages };
 }

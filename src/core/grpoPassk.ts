@@ -3,13 +3,13 @@
  * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
  */
 
-import type { GroupLabel, OutcomeBatch, Shape2 } from './batch.js';
+import type { GroupLabel, OutcomeBatch, OutOption, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { groupMembers } from './groupwise.js';
 import { type AdvantageReturn, degenerateStdError } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
-export interface PasskOptions {
+export interface PasskOptions extends OutOption {
   /** 'unbiased': divide by torch.std(group) + eps (verl's config norm_adv_by_std_in_grpo=true); 'none': don't. */
   std?: 'unbiased' | 'none';
   /** Added to the group std (verl 1e-6). */
@@ -17,7 +17,7 @@ export interface PasskOptions {
 }
 
 /** verl's defaults: std-normalised (`norm_adv_by_std_in_grpo=true`), epsilon 1e-6. */
-export const PASSK_DEFAULTS: Readonly<Required<PasskOptions>> = Object.freeze({
+export const PASSK_DEFAULTS: Readonly<Required<Omit<PasskOptions, 'out'>>> = Object.freeze({
   std: 'unbiased',
   epsilon: 1e-6,
 });
@@ -85,6 +85,6 @@ export function grpoPasskAdvantage(
       throw degenerateStdError(perRow[best] as number, groups.labels[g] as GroupLabel, best);
     }
   });
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, undefined, options.out ?? undefined);
   return { advantages, returns: advantages };
 }

@@ -22,6 +22,8 @@ import {
   checkShape,
   type FloatArray,
   type MaskArray,
+  type OutOption,
+  outputBuffer,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -77,7 +79,7 @@ export function checkKlPenaltyName(name: unknown, field = 'kl_penalty'): asserts
   );
 }
 
-export interface KlPenaltyOptions {
+export interface KlPenaltyOptions extends OutOption {
   /** Shape for error positions; default `[1, n]`. */
   shape?: Shape2;
   /**
@@ -115,9 +117,12 @@ export function klPenalty(
     checkFinite(logprob, shape.cols, 'logprob');
     checkFinite(refLogprob, shape.cols, 'ref_logprob');
   }
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, n, shapeText);
   for (let i = 0; i < n; i++) {
-    if (mask && mask[i] === 0) continue;
+    if (mask && mask[i] === 0) {
+      out[i] = 0;
+      continue;
+    }
     const d = (logprob[i] as number) - (refLogprob[i] as number);
     switch (name) {
       case 'kl':
@@ -152,6 +157,11 @@ export interface KlRewardResult {
   currentKl: number;
 }
 
+/** Output buffers of {@link applyKlPenalty}: `out` for the rewards, `outKld` for `kld` (both [B,T]). */
+export interface ApplyKlPenaltyOptions extends OutOption {
+  outKld?: Float32Array | null;
+}
+
 /**
  * verl trainer `apply_kl_penalty` (KL in the reward, `algorithm.use_kl_in_reward`):
  * `kld = kl_penalty(old_log_probs, ref_log_prob, name)·m`, `token_level_rewards =
@@ -162,6 +172,7 @@ export function applyKlPenalty(
   shape: Shape2,
   beta: number,
   name: KlPenaltyName = 'kl',
+  options: ApplyKlPenaltyOptions = {},
 ): KlRewardResult {
   const { tokenLevelScores, oldLogProb, refLogProb, responseMask } = inputs;
   if (!Number.isFinite(beta)) {
@@ -177,8 +188,12 @@ export function applyKlPenalty(
     `[${shape.rows},${shape.cols}]`,
   );
   checkFinite(tokenLevelScores, shape.cols, 'token_level_scores');
-  const kld = klPenalty({ logprob: oldLogProb, refLogprob: refLogProb }, name, { shape, mask: responseMask });
-  const rewards = new Float32Array(kld.length);
+  const kld = klPenalty({ logprob: oldLogProb, refLogprob: refLogProb }, name, {
+    shape,
+    mask: responseMask,
+    out: options.outKld ?? null,
+  });
+  const rewards = outputBuffer(options.out, kld.length, `[${shape.rows},${shape.cols}]`);
   let sumRows = 0;
   for (let b = 0; b < shape.rows; b++) {
     let s = 0;

@@ -1,7 +1,14 @@
 /**
  * KL-in-reward helper, as verl's `core_algos.compute_rewards`.
  */
-import { checkFinite, checkShape, type FloatArray, type Shape2 } from './batch.js';
+import {
+  checkFinite,
+  checkShape,
+  type FloatArray,
+  type OutOption,
+  outputBuffer,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { checkMatrixLength } from './rowScores.js';
 
@@ -15,10 +22,15 @@ export interface KlRatioRewardInputs {
 /**
  * verl `compute_rewards(token_level_scores, old_log_prob, ref_log_prob, kl_ratio)`:
  * `token_level_scores − (old_log_prob − ref_log_prob)·kl_ratio`, elementwise on [B,T] (no mask),
- * float32 out (each operation rounded to float32, as verl's tensors).
+ * float32 out (each operation rounded to float32, as verl's tensors; `options.out` to reuse a buffer).
  * Errors: SHAPE_MISMATCH, NON_FINITE in any input (row, token), BAD_ARGUMENT kl_ratio.
  */
-export function computeRewards(inputs: KlRatioRewardInputs, shape: Shape2, klRatio: number): Float32Array {
+export function computeRewards(
+  inputs: KlRatioRewardInputs,
+  shape: Shape2,
+  klRatio: number,
+  options: OutOption = {},
+): Float32Array {
   const { tokenLevelScores, oldLogProb, refLogProb } = inputs;
   if (typeof klRatio !== 'number' || !Number.isFinite(klRatio)) {
     throw new LabError('BAD_ARGUMENT', `kl_ratio: expected a finite number, got ${klRatio}`, {
@@ -34,7 +46,7 @@ export function computeRewards(inputs: KlRatioRewardInputs, shape: Shape2, klRat
   checkFinite(refLogProb, shape.cols, 'ref_log_prob');
   const f32 = Math.fround;
   const k = f32(klRatio);
-  const out = new Float32Array(tokenLevelScores.length);
+  const out = outputBuffer(options.out, tokenLevelScores.length, `[${shape.rows},${shape.cols}]`);
   for (let i = 0; i < out.length; i++) {
     const kl = f32((oldLogProb[i] as number) - (refLogProb[i] as number));
     out[i] = (tokenLevelScores[i] as number) - f32(kl * k);

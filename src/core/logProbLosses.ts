@@ -3,7 +3,7 @@
  * REINFORCE helper (`compute_policy_loss_reinforce`, used by bypass mode).
  */
 import { aggLossNamed, type LossAggMode } from './aggLoss.js';
-import type { Shape2 } from './batch.js';
+import { outputBuffer, type Shape2 } from './batch.js';
 import { maskCountUnchecked, maskedMeanOf } from './maskedPrimitives.js';
 import {
   type CommonLossOptions,
@@ -27,7 +27,7 @@ export function policyLossGpg(
   const { logProb, advantages, responseMask } = inputs;
   const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const n = shape.rows * shape.cols;
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   for (let i = 0; i < n; i++) {
     out[i] = -(logProb[i] as number) * (advantages[i] as number) * (w ? (w[i] as number) : 1);
   }
@@ -55,7 +55,7 @@ export function policyLossReinforce(
     'rollout_log_prob',
   );
   const n = shape.rows * shape.cols;
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   let kl = 0;
   for (let i = 0; i < n; i++) {
     const lp = logProb[i] as number;

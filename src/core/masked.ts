@@ -13,6 +13,10 @@ import {
   checkShape,
   type FloatArray,
   type MaskArray,
+  type OutOption,
+  outputBuffer,
+  outputBuffer64,
+  type RowOutOption,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -66,10 +70,20 @@ export function maskedSum(inputs: MaskedValues, shape: Shape2, field = 'values')
 }
 
 /** Per-row `Σ_t x·m` (verl `masked_sum(values, mask, axis=-1)`), length B. */
-export function maskedRowSums(inputs: MaskedValues, shape: Shape2, field = 'values'): Float64Array {
+export function maskedRowSums(
+  inputs: MaskedValues,
+  shape: Shape2,
+  field = 'values',
+  options: RowOutOption = {},
+): Float64Array {
   const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
-  return maskedRowSumsUnchecked(values, mask, shape);
+  return maskedRowSumsUnchecked(
+    values,
+    mask,
+    shape,
+    outputBuffer64(options.out, shape.rows, `[${shape.rows}]`),
+  );
 }
 
 /** `Σ x·m / (Σ m + 1e-8)` (verl `masked_mean`); an all-zero mask gives 0, as in verl. */
@@ -80,10 +94,20 @@ export function maskedMean(inputs: MaskedValues, shape: Shape2, field = 'values'
 }
 
 /** Per-row `Σ_t x·m / (Σ_t m + 1e-8)` (verl `masked_mean(values, mask, axis=-1)`); empty rows give 0. */
-export function maskedRowMeans(inputs: MaskedValues, shape: Shape2, field = 'values'): Float64Array {
+export function maskedRowMeans(
+  inputs: MaskedValues,
+  shape: Shape2,
+  field = 'values',
+  options: RowOutOption = {},
+): Float64Array {
   const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
-  return maskedRowMeansUnchecked(values, mask, shape);
+  return maskedRowMeansUnchecked(
+    values,
+    mask,
+    shape,
+    outputBuffer64(options.out, shape.rows, `[${shape.rows}]`),
+  );
 }
 
 export interface MaskedVarOptions {
@@ -139,17 +163,19 @@ export function maskedVar(
   return varianceOf(values, mask, correction, field).variance;
 }
 
-export interface MaskedWhitenOptions {
+export interface MaskedWhitenOptions extends OutOption {
   /** `subtract` (verl shift_mean=True, default) or `keep` (shift_mean=False: the mean is added back). */
   mean?: 'subtract' | 'keep';
 }
 
-const MASKED_WHITEN_DEFAULTS: Readonly<Required<MaskedWhitenOptions>> = Object.freeze({ mean: 'subtract' });
+const MASKED_WHITEN_DEFAULTS: Readonly<Required<Omit<MaskedWhitenOptions, 'out'>>> = Object.freeze({
+  mean: 'subtract',
+});
 
 /**
  * verl `masked_whiten(values, mask, shift_mean=True)`: `(x − mean)·rsqrt(var + 1e-8)` with the masked
  * mean and unbiased masked variance over the whole batch; the output is NOT re-masked (every position
- * is transformed), so every value must be finite. [B,T] float32 out.
+ * is transformed), so every value must be finite. [B,T] float32 out (`options.out` to reuse a buffer).
  * Errors: EMPTY_MASK when Σm ≤ 1 (verl raises), NON_FINITE anywhere in `values` (verl would output NaN).
  */
 export function maskedWhiten(
@@ -173,13 +199,15 @@ export function maskedWhiten(
       );
     }
   }
+  const out = outputBuffer(options.out, values.length, `[${shape.rows},${shape.cols}]`);
   const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
-  return whitenWith(values, mean, variance, shift);
+  return whitenWith(values, mean, variance, shift, out);
 }
 
 /**
  * The last step of verl's `masked_whiten`: `(x − mean)·rsqrt(var + 1e-8)`, plus `mean` again with
- * 'keep' (`shift_mean=False`), at every position, into a new Float32Array of the same length. Inputs
+ * 'keep' (`shift_mean=False`), at every position, into a new Float32Array of the same length (or
+ * `into`, which must not be `values`). Inputs
  * are not validated (callers computed `mean` and `variance` from validated values); an output beyond
  * the float32 range is NON_FINITE (naming the position) instead of an infinity.
  */
@@ -188,10 +216,11 @@ export function whitenWith(
   mean: number,
   variance: number,
   shift: 'subtract' | 'keep',
+  into?: Float32Array | null,
 ): Float32Array {
   const r = 1 / Math.sqrt(variance + WHITEN_EPS);
   const back = shift === 'keep' ? mean : 0;
-  const out = new Float32Array(values.length);
+  const out = outputBuffer(into, values.length, `[${values.length}]`);
   let largest = 0;
   for (let i = 0; i < values.length; i++) {
     const w = ((values[i] as number) - mean) * r + back;
@@ -214,7 +243,12 @@ export function whitenWith(
  * Whitening as verl's estimators call it, on values the caller already validated (finite everywhere):
  * masked mean and unbiased masked variance, EMPTY_MASK when Σm ≤ 1.
  */
-export function whitenValidated(values: FloatArray, mask: MaskArray, field: string): Float32Array {
+export function whitenValidated(
+  values: FloatArray,
+  mask: MaskArray,
+  field: string,
+  into?: Float32Array | null,
+): Float32Array {
   const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
-  return whitenWith(values, mean, variance, 'subtract');
+  return whitenWith(values, mean, variance, 'subtract', into);
 }

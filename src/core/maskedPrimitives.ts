@@ -51,9 +51,9 @@ export function maskedRowSumsUnchecked(
   values: ArrayLike<number>,
   mask: MaskArray,
   shape: Shape2,
+  out: Float64Array = new Float64Array(shape.rows),
 ): Float64Array {
   const { rows, cols } = shape;
-  const out = new Float64Array(rows);
   for (let b = 0; b < rows; b++) out[b] = maskedSumUnchecked(values, mask, b * cols, (b + 1) * cols);
   return out;
 }
@@ -63,9 +63,9 @@ export function maskedRowMeansUnchecked(
   values: ArrayLike<number>,
   mask: MaskArray,
   shape: Shape2,
+  out: Float64Array = new Float64Array(shape.rows),
 ): Float64Array {
   const { rows, cols } = shape;
-  const out = new Float64Array(rows);
   for (let b = 0; b < rows; b++) {
     const from = b * cols;
     const to = from + cols;

@@ -3,7 +3,7 @@
  * `compute_opo_outcome_advantage` ("opo").
  */
 
-import type { GroupLabel, OutcomeBatch, Shape2 } from './batch.js';
+import type { GroupLabel, OutcomeBatch, OutOption, Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
 import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
@@ -15,7 +15,7 @@ import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
  * Errors: EMPTY_MASK when a group of ≥ 2 has no valid token at all (verl divides 0 by 0 → NaN),
  * plus the usual shape / NON_FINITE / BAD_MASK / label errors.
  */
-export function opoAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+export function opoAdvantage(inputs: OutcomeBatch, shape: Shape2, options: OutOption = {}): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const layout = scanMask(responseMask, shape); // validates the 0/1 mask before its lengths are used
@@ -44,6 +44,6 @@ export function opoAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageRetu
     }
     perRow[b] = (scores[b] as number) - (weighted[g] as number) / (totalLen[g] as number);
   }
-  const advantages = broadcastRows(perRow, responseMask, shape, layout);
+  const advantages = broadcastRows(perRow, responseMask, shape, layout, options.out ?? undefined);
   return { advantages, returns: advantages };
 }

@@ -13,6 +13,8 @@ import {
   type GroupLabels,
   type MaskArray,
   type OutcomeBatch,
+  type OutReturnsOption,
+  outputBuffer,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -27,7 +29,7 @@ export interface OptimalTokenBaselineInputs extends OutcomeBatch {
   sumPiSquared: FloatArray;
 }
 
-export interface OptimalTokenBaselineOptions {
+export interface OptimalTokenBaselineOptions extends OutReturnsOption {
   /** Per-token rollout IS weights ([B,T]); W is then scaled by their square. Default none. */
   rolloutIsWeights?: FloatArray;
   /**
@@ -41,12 +43,12 @@ export interface OptimalTokenBaselineOptions {
 
 /** verl's defaults of the plain estimator: no IS weights, tail kept, eps 1e-8. */
 export const OPTIMAL_TOKEN_BASELINE_DEFAULTS: Readonly<
-  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>>
+  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights' | 'out' | 'outReturns'>>
 > = Object.freeze({ zeroTail: 'keep', epsilon: 1e-8 });
 
 /** verl's defaults of the multi-turn (TIR) estimator: as the plain one, but the tail is zeroed. */
 export const MULTI_TURN_OPTIMAL_TOKEN_BASELINE_DEFAULTS: Readonly<
-  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>>
+  Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights' | 'out' | 'outReturns'>>
 > = Object.freeze({ zeroTail: 'zero', epsilon: 1e-8 });
 
 export interface OptimalTokenBaselineResult {
@@ -75,9 +77,10 @@ function pathInputs(
   sumPiSquared: FloatArray,
   shape: Shape2,
   isWeights: FloatArray | undefined,
+  outReturns: Float32Array | null | undefined,
 ): OtbInputs {
   const { rows, cols } = shape;
-  const G = new Float32Array(rows * cols);
+  const G = outputBuffer(outReturns, rows * cols, `[${rows},${cols}]`, 'outReturns');
   const W = new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
     let acc = 0;
@@ -118,7 +121,8 @@ function validate(
   oldLogProbs: FloatArray,
   sumPiSquared: FloatArray,
   shape: Shape2,
-  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> & OptimalTokenBaselineOptions,
+  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights' | 'out' | 'outReturns'>> &
+    OptimalTokenBaselineOptions,
 ): void {
   const { epsilon, zeroTail } = o;
   if (!Number.isFinite(epsilon) || epsilon < 0) {
@@ -151,7 +155,8 @@ function prepare(
   oldLogProbs: FloatArray,
   sumPiSquared: FloatArray,
   shape: Shape2,
-  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights'>> & OptimalTokenBaselineOptions,
+  o: Required<Omit<OptimalTokenBaselineOptions, 'rolloutIsWeights' | 'out' | 'outReturns'>> &
+    OptimalTokenBaselineOptions,
 ): OtbInputs & { lengths: Int32Array } {
   validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
   const { G, W } = pathInputs(
@@ -161,6 +166,7 @@ function prepare(
     sumPiSquared,
     shape,
     o.rolloutIsWeights,
+    o.outReturns,
   );
   return { G, W, lengths: validTokenCounts(responseMask, shape) };
 }
@@ -279,9 +285,9 @@ export function optimalTokenBaselineAdvantage(
       lengths,
     },
   );
-  const advantages = new Float32Array(rows * cols);
+  const advantages = outputBuffer(o.out, rows * cols, `[${rows},${cols}]`);
   for (let i = 0; i < advantages.length; i++) {
-    if (responseMask[i] === 1) advantages[i] = (G[i] as number) - (baseline[i] as number) + 0;
+    advantages[i] = responseMask[i] === 1 ? (G[i] as number) - (baseline[i] as number) + 0 : 0;
   }
   return { advantages, returns: G };
 }
@@ -331,7 +337,7 @@ export function multiTurnOptimalTokenBaselineAdvantage(
   const members = groupRows(index, rows, (b) => (lengths[b] as number) > 0);
   // packed positions past a row's length hold R = W = 0, so every member can be summed at every k
   const baseline = groupBaselines(members, maxLen, packedR, packedW, null, { epsilon, zeroTail, lengths });
-  const advantages = new Float32Array(rows * cols);
+  const advantages = outputBuffer(o.out, rows * cols, `[${rows},${cols}]`);
   for (let b = 0; b < rows; b++) {
     let k = 0;
     for (let t = 0; t < cols; t++) {
@@ -340,7 +346,7 @@ export function multiTurnOptimalTokenBaselineAdvantage(
         const j = b * maxLen + k;
         advantages[i] = (packedR[j] as number) - (baseline[j] as number) + 0;
         k++;
-      }
+      } else advantages[i] = 0;
     }
   }
   return { advantages, returns: G };

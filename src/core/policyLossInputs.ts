@@ -14,6 +14,7 @@ import {
   checkShape,
   type FloatArray,
   type MaskArray,
+  type OutOption,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -67,7 +68,7 @@ export interface ClipRatioOptions {
   clipRatioHigh?: number | null;
 }
 
-export interface CommonLossOptions {
+export interface CommonLossOptions extends OutOption {
   /** verl `config.global_batch_info`, splatted into agg_loss. */
   agg?: AggOptions;
   /** `rollout_is_weights` [B,T]. */

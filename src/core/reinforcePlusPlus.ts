@@ -11,6 +11,9 @@ import {
   type FloatArray,
   type MaskArray,
   type OutcomeBatch,
+  type OutOption,
+  type OutReturnsOption,
+  outputBuffer,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -30,13 +33,15 @@ function applyMask(x: Float32Array, mask: MaskArray): Float32Array {
   return x;
 }
 
-export interface ReinforcePlusPlusOptions {
+export interface ReinforcePlusPlusOptions extends OutReturnsOption {
   /** Discount γ (verl `config.gamma`; verl asserts a config is given). Default 1. */
   gamma?: number;
 }
 
 /** verl's default: `gamma` 1 (undiscounted returns). */
-export const REINFORCE_PLUS_PLUS_DEFAULTS: Readonly<Required<ReinforcePlusPlusOptions>> = Object.freeze({
+export const REINFORCE_PLUS_PLUS_DEFAULTS: Readonly<
+  Required<Omit<ReinforcePlusPlusOptions, 'out' | 'outReturns'>>
+> = Object.freeze({
   gamma: 1,
 });
 
@@ -67,7 +72,9 @@ export function reinforcePlusPlusAdvantage(
   const { rows, cols } = shape;
   const f32 = Math.fround;
   const g32 = f32(gamma);
-  const returns = new Float32Array(rows * cols);
+  const shapeText = `[${rows},${cols}]`;
+  const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
+  const out = outputBuffer(options.out, rows * cols, shapeText);
   for (let b = 0; b < rows; b++) {
     let carry = 0;
     for (let t = cols - 1; t >= 0; t--) {
@@ -77,7 +84,7 @@ export function reinforcePlusPlusAdvantage(
       carry = responseMask[i] === 1 ? G : 0;
     }
   }
-  const advantages = applyMask(whitenValidated(returns, responseMask, 'returns'), responseMask);
+  const advantages = applyMask(whitenValidated(returns, responseMask, 'returns', out), responseMask);
   return { advantages, returns };
 }
 
@@ -87,7 +94,11 @@ export function reinforcePlusPlusAdvantage(
  * `returns` is the same object as `advantages`.
  * Errors: EMPTY_MASK when fewer than 2 valid tokens, plus the usual input errors.
  */
-export function reinforcePlusPlusBaselineAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+export function reinforcePlusPlusBaselineAdvantage(
+  inputs: OutcomeBatch,
+  shape: Shape2,
+  options: OutOption = {},
+): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
@@ -96,7 +107,8 @@ export function reinforcePlusPlusBaselineAdvantage(inputs: OutcomeBatch, shape: 
     const g = groups.ids[b] as number;
     centred[b] = Math.fround((scores[b] as number) - ((count[g] as number) === 1 ? 0 : (mean[g] as number)));
   }
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   const tiled = broadcastRows(centred, responseMask, shape);
-  const advantages = applyMask(whitenValidated(tiled, responseMask, 'advantages'), responseMask);
+  const advantages = applyMask(whitenValidated(tiled, responseMask, 'advantages', out), responseMask);
   return { advantages, returns: advantages };
 }

@@ -2,7 +2,15 @@
  * ReMax (https://arxiv.org/abs/2310.10505) as verl's `compute_remax_outcome_advantage` ("remax").
  */
 
-import { checkFinite, checkMask, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import {
+  checkFinite,
+  checkMask,
+  type FloatArray,
+  type MaskArray,
+  type OutReturnsOption,
+  outputBuffer,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
 import { checkTokenBatch } from './rowScores.js';
@@ -22,7 +30,11 @@ export interface RemaxInputs {
  * its return (as in verl). `returns` is a separate array.
  * Errors: SHAPE_MISMATCH baselines length, NON_FINITE rewards or baselines, BAD_MASK, shape errors.
  */
-export function remaxAdvantage(inputs: RemaxInputs, shape: Shape2): AdvantageReturn {
+export function remaxAdvantage(
+  inputs: RemaxInputs,
+  shape: Shape2,
+  options: OutReturnsOption = {},
+): AdvantageReturn {
   const { tokenLevelRewards, rewardBaselines, responseMask } = inputs;
   checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   const { rows, cols } = shape;
@@ -43,8 +55,9 @@ export function remaxAdvantage(inputs: RemaxInputs, shape: Shape2): AdvantageRet
   }
   checkFinite(tokenLevelRewards, shape.cols, 'token_level_rewards');
   checkMask(responseMask, shape.cols);
-  const returns = new Float32Array(rows * cols);
-  const advantages = new Float32Array(rows * cols);
+  const shapeText = `[${rows},${cols}]`;
+  const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
+  const advantages = outputBuffer(options.out, rows * cols, shapeText);
   for (let b = 0; b < rows; b++) {
     const base = Math.fround(rewardBaselines[b] as number);
     let acc = 0;

@@ -5,7 +5,7 @@
  * the vectorized one returns 0.
  */
 
-import type { FloatArray, GroupLabels, MaskArray, OutcomeBatch, Shape2 } from './batch.js';
+import type { FloatArray, GroupLabels, MaskArray, OutcomeBatch, OutOption, Shape2 } from './batch.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
@@ -17,6 +17,7 @@ function rloo(
   index: GroupLabels,
   shape: Shape2,
   singleton: RlooSingleton,
+  out: Float32Array | null | undefined,
 ): AdvantageReturn {
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const { count, mean } = groupMoments(scores, groups);
@@ -28,7 +29,7 @@ function rloo(
     // n/(n-1)·(s − mean) = s − mean of the other n−1 members; exactly 0 for an all-equal group.
     perRow[b] = n > 1 ? ((s - (mean[g] as number)) * n) / (n - 1) : singleton === 'score' ? s : 0;
   }
-  const advantages = broadcastRows(perRow, responseMask, shape);
+  const advantages = broadcastRows(perRow, responseMask, shape, undefined, out ?? undefined);
   return { advantages, returns: advantages };
 }
 
@@ -36,11 +37,11 @@ function rloo(
  * verl `compute_rloo_outcome_advantage` ("rloo"): `s_b = Σ_t r[b,t]` (all positions), grouped by
  * `index` (exact equality); `a = n/(n−1)·s − n/(n−1)·mean_g` = s minus the mean of the other members;
  * a group of one keeps `a = s`. `advantages = a·m` ([B,T] float32, +0 under a 0 mask);
- * `returns` is the same object.
+ * `returns` is the same object. `options.out`: a [B,T] buffer to write into (see {@link OutOption}).
  */
-export function rlooAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+export function rlooAdvantage(inputs: OutcomeBatch, shape: Shape2, options: OutOption = {}): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
-  return rloo(tokenLevelRewards, responseMask, index, shape, 'score');
+  return rloo(tokenLevelRewards, responseMask, index, shape, 'score', options.out);
 }
 
 /**
@@ -48,7 +49,11 @@ export function rlooAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageRet
  * `a = (n·s − Σ_g s)/max(n−1, 1)·[n > 1]`, so a group of one gets 0 (unlike {@link rlooAdvantage}).
  * verl groups with `np.unique(index)` on the object array, i.e. by equality, as here.
  */
-export function rlooVectorizedAdvantage(inputs: OutcomeBatch, shape: Shape2): AdvantageReturn {
+export function rlooVectorizedAdvantage(
+  inputs: OutcomeBatch,
+  shape: Shape2,
+  options: OutOption = {},
+): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
-  return rloo(tokenLevelRewards, responseMask, index, shape, 'zero');
+  return rloo(tokenLevelRewards, responseMask, index, shape, 'zero', options.out);
 }

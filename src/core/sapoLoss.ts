@@ -3,7 +3,7 @@
  * instead of a hard clip.
  */
 import { aggLossNamed, resolveAggOptions } from './aggLoss.js';
-import type { Shape2 } from './batch.js';
+import { outputBuffer, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { LOG_RATIO_CLAMP } from './ess.js';
 import {
@@ -53,7 +53,7 @@ export function policyLossSapo(
   const agg = options.agg ?? {};
   resolveAggOptions(agg);
   const n = shape.rows * shape.cols;
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   let kl = 0;
   for (let i = 0; i < n; i++) {
     const a = advantages[i] as number;

@@ -5,7 +5,7 @@
  * NaN in verl and NON_FINITE here.
  */
 import { aggLossNamed, resolveAggOptions } from './aggLoss.js';
-import type { FloatArray, Shape2 } from './batch.js';
+import { type FloatArray, outputBuffer, outputBuffer64, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { maskedMeanOf } from './maskedPrimitives.js';
 import {
@@ -53,7 +53,7 @@ export function policyLossGspo(
   const agg = options.agg ?? {};
   resolveAggOptions(agg);
   const { rows, cols } = shape;
-  const out = new Float32Array(rows * cols);
+  const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
   let kl = 0;
   let clip = 0;
   for (let b = 0; b < rows; b++) {
@@ -102,12 +102,17 @@ export interface GeoMeanLossOutput {
  * `loss_b = −Ā_b·ratio_b` (× `exp(Σ_t log(w + 1e-10)·m / (n_b + 1e-8))` with IS weights);
  * `loss = mean over all B rows` (a fully masked row contributes 0 but counts; loss_agg_mode and
  * global batch info are ignored, as in verl). Metrics: pg_clipfrac `[ℓ ≠ ℓc]·[A > 0]`,
- * pg_clipfrac_lower `[ℓ ≠ ℓc]·[A < 0]`, ppo_kl `masked_mean(−ℓ)`.
+ * pg_clipfrac_lower `[ℓ ≠ ℓc]·[A < 0]`, ppo_kl `masked_mean(−ℓ)`. `options.outPerSequence`: a length-B
+ * buffer for `perSequenceLoss`.
  */
 export function policyLossGeoMean(
   inputs: PolicyLossInputs,
   shape: Shape2,
-  options: ClipRatioOptions & { rolloutIsWeights?: FloatArray | null } = {},
+  options: ClipRatioOptions & {
+    rolloutIsWeights?: FloatArray | null;
+    /** A length-B buffer for `perSequenceLoss`. */
+    outPerSequence?: Float64Array | null;
+  } = {},
 ): GeoMeanLossOutput {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const w = validate(oldLogProb, logProb, advantages, responseMask, shape, options.rolloutIsWeights);
@@ -125,7 +130,7 @@ export function policyLossGeoMean(
   );
   const { low, high } = clipBounds(options);
   const { rows, cols } = shape;
-  const perSequenceLoss = new Float64Array(rows);
+  const perSequenceLoss = outputBuffer64(options.outPerSequence, rows, `[${rows}]`, 'outPerSequence');
   let kl = 0;
   let clip = 0;
   let lower = 0;

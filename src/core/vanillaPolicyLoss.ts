@@ -62,6 +62,8 @@ export interface VanillaLossOptions {
   rolloutIsWeights?: FloatArray | null;
   /** Preallocated `[B,T]` buffer for `perTokenLoss` (reused across calls; saves the allocation). */
   out?: Float32Array | null;
+  /** {@link policyLossVanillaGrad} only: a preallocated `[B,T]` Float64Array for `grad`. */
+  outGrad?: Float64Array | null;
 }
 
 /** verl's ActorConfig defaults: clip 0.2 both sides, dual clip c = 3, log-ratio clamp 20, token-mean. */
@@ -75,6 +77,7 @@ export const VANILLA_DEFAULTS = Object.freeze({
   agg: Object.freeze({}),
   rolloutIsWeights: null,
   out: null,
+  outGrad: null,
 } as const satisfies Required<VanillaLossOptions>);
 
 export interface PolicyLossResult {
@@ -515,7 +518,7 @@ export function policyLossVanillaGrad(
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
   const p = resolveClip(o);
-  const grad = aggLossGrad(responseMask, shape, o.lossAggMode, o.agg);
+  const grad = aggLossGrad(responseMask, shape, o.lossAggMode, { ...o.agg, out: o.outGrad });
   const w = o.rolloutIsWeights ?? null;
   const lo = 1 - p.low;
   const hi = 1 + p.high;
