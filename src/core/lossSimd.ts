@@ -33,6 +33,9 @@ import {
   op,
   V128,
   type ValType,
+  type WasmApi,
+  type WasmMemory,
+  wasmApi,
 } from './wasmAssembler.js';
 
 /** Named locals of one function: params first, then extra locals in declaration order. */
@@ -875,18 +878,6 @@ export function lossSimdModule(): Uint8Array {
 }
 
 type VanillaFn = (...args: number[]) => void;
-
-/** The part of the WebAssembly JS API used here (the project's TypeScript lib has no DOM types). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  Memory: new (d: { initial: number }) => WasmMemory;
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
-}
-const wasmApi = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
 /** Byte layout of the kernel's memory: the exp table, the result block, then the chunk buffers. */
 const TABLE_BYTES = FAST_EXP_TABLE.pow2.length * 8;

@@ -218,3 +218,15 @@ export function f64x2Const(x: number): number[] {
   view.setFloat64(8, x, true);
   return op.v128Const([...b]);
 }
+
+/** The part of the WebAssembly JS API used by the lab (the project's TypeScript lib has no DOM types). */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+export interface WasmApi {
+  Memory: new (d: { initial: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
+}
+export const wasmApi = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assembleModule,
+  F64,
+  f64x2Const,
+  I32,
+  op,
+  sleb,
+  uleb,
+  V128,
+  type WasmApi,
+  wasmApi,
+} from './wasmAssembler.js';
+
+const wasm = wasmApi as WasmApi;
+
+/** Instantiates `body` as `f(params) -> result` and returns it (memory of one page, at `memory`). */
+function compile(params: number[], result: number, body: number[], locals: number[] = []) {
+  const memory = new wasm.Memory({ initial: 1 });
+  const bytes = assembleModule(1, [
+    {
+      name: 'f',
+      params: params as (typeof I32)[],
+      results: [result as typeof I32],
+      locals: locals as (typeof I32)[],
+      body,
+    },
+  ]);
+  const instance = new wasm.Instance(new wasm.Module(bytes), { env: { memory } });
+  return { f: instance.exports.f as (...args: number[]) => number, memory };
+}
+
+describe('wasmAssembler', () => {
+  it('encodes LEB128 as the specification (§5.2.2) examples', () => {
+    expect(uleb(0)).toEqual([0]);
+    expect(uleb(127)).toEqual([0x7f]);
+    expect(uleb(128)).toEqual([0x80, 0x01]);
+    expect(uleb(624485)).toEqual([0xe5, 0x8e, 0x26]);
+    expect(sleb(-1)).toEqual([0x7f]);
+    expect(sleb(63)).toEqual([0x3f]);
+    expect(sleb(64)).toEqual([0xc0, 0x00]);
+    expect(sleb(-123456)).toEqual([0xc0, 0xbb, 0x78]);
+  });
+
+  it('scalar arithmetic and control flow run as written', () => {
+    // sum of 1..n with a loop
+    const { f } = compile(
+      [I32],
+      I32,
+      [
+        ...op.block(),
+        ...op.loop(),
+        ...op.get(0),
+        ...op.i32Eqz(),
+        ...op.brIf(1),
+        ...op.get(1),
+        ...op.get(0),
+        ...op.i32Add(),
+        ...op.set(1),
+        ...op.get(0),
+        ...op.i32Const(1),
+        ...op.i32Sub(),
+        ...op.set(0),
+        ...op.br(0),
+        ...op.end(),
+        ...op.end(),
+        ...op.get(1),
+      ],
+      [I32],
+    );
+    expect(f(100)).toBe(5050);
+  });
+
+  it('SIMD opcodes have the semantics the loss kernels rely on', () => {
+    const lane0 = (vec: number[]) => compile([], F64, [...vec, ...op.f64x2ExtractLane(0)]).f();
+    const binary = (o: number[], a: number, b: number) => lane0([...f64x2Const(a), ...f64x2Const(b), ...o]);
+    expect(binary(op.f64x2Add(), 1.5, 2)).toBe(3.5);
+    expect(binary(op.f64x2Sub(), 1.5, 2)).toBe(-0.5);
+    expect(binary(op.f64x2Mul(), 1.5, 2)).toBe(3);
+    expect(binary(op.f64x2Min(), Number.NaN, 2)).toBeNaN();
+    expect(binary(op.f64x2Max(), -0, 0)).toBe(0);
+    // pseudo-min/max: b < a ? b : a and a < b ? b : a; a NaN operand gives the other's side
+    expect(binary(op.f64x2Pmin(), 20, Number.NaN)).toBe(20);
+    expect(binary(op.f64x2Pmax(), -20, Number.NaN)).toBe(-20);
+    expect(binary(op.f64x2Pmin(), 20, 3)).toBe(3);
+    expect(binary(op.f64x2Pmax(), -20, 3)).toBe(3);
+    expect(lane0([...f64x2Const(-2.5), ...op.f64x2Neg()])).toBe(2.5);
+    // comparisons give all-ones lanes; bitselect takes the first operand where the mask is set
+    const select = (cmp: number[], a: number, b: number) =>
+      lane0([
+        ...f64x2Const(10),
+        ...f64x2Const(20),
+        ...f64x2Const(a),
+        ...f64x2Const(b),
+        ...cmp,
+        ...op.v128Bitselect(),
+      ]);
+    expect(select(op.f64x2Lt(), 1, 2)).toBe(10);
+    expect(select(op.f64x2Lt(), 2, 1)).toBe(20);
+    expect(select(op.f64x2Gt(), 2, 1)).toBe(10);
+    expect(select(op.f64x2Eq(), Number.NaN, Number.NaN)).toBe(20);
+    // float32 ↔ float64 lanes through memory, and the low 32 bits of 1.5·2^52 + k
+    const { f, memory } = compile(
+      [],
+      F64,
+      [...op.i32Const(0), ...op.v128Load64Zero(), ...op.f64x2PromoteLowF32x4(), ...op.f64x2ExtractLane(1)],
+      [V128],
+    );
+    new Float32Array(memory.buffer, 0, 2).set([0.1, -3.25]);
+    expect(f()).toBe(-3.25);
+    const k = compile([], I32, [...f64x2Const(6755399441055744 - 37), ...op.i32x4ExtractLane(0)]).f();
+    expect(k).toBe(-37);
+  });
+});
