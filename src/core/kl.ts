@@ -188,10 +188,14 @@ export function applyKlPenalty(
     `[${shape.rows},${shape.cols}]`,
   );
   checkFinite(tokenLevelScores, shape.cols, 'token_level_scores');
+  const shapeText = `[${shape.rows},${shape.cols}]`;
+  const outKld = options.outKld
+    ? outputBuffer(options.outKld, shape.rows * shape.cols, shapeText, 'outKld')
+    : null;
   const kld = klPenalty({ logprob: oldLogProb, refLogprob: refLogProb }, name, {
     shape,
     mask: responseMask,
-    out: options.outKld ?? null,
+    out: outKld,
   });
   const rewards = outputBuffer(options.out, kld.length, `[${shape.rows},${shape.cols}]`);
   let sumRows = 0;

@@ -8,6 +8,7 @@ import {
   type FloatArray,
   type GroupLabels,
   type MaskArray,
+  outputBuffer,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -352,7 +353,7 @@ export function broadcastRows(
   reuse?: Float32Array,
 ): Float32Array {
   const { rows, cols } = shape;
-  if (reuse !== undefined) checkMatrixLength(reuse, shape, 'out');
+  if (reuse !== undefined) outputBuffer(reuse, rows * cols, `[${rows},${cols}]`);
   const fresh = reuse === undefined;
   const out = reuse ?? new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {

@@ -30,7 +30,7 @@ import {
   type LossAggMode,
   resolveAggOptions,
 } from './aggLoss.js';
-import { checkLength, type FloatArray, type MaskArray, type Shape2 } from './batch.js';
+import { type FloatArray, type MaskArray, outputBuffer, outputBuffer64, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { fastExp } from './fastExp.js';
 import { lossSimdKernel, simdEligible, type VanillaChunk } from './lossSimd.js';
@@ -464,13 +464,7 @@ export function policyLossVanillaOn(
   checkAggMode(o.lossAggMode);
   const p = resolveClip(o);
   const agg = resolveAggOptions(o.agg);
-  let perTokenLoss: Float32Array;
-  if (o.out) {
-    checkLength(o.out, rows * cols, 'out', `[${rows},${cols}]`);
-    perTokenLoss = o.out;
-  } else {
-    perTokenLoss = new Float32Array(rows * cols);
-  }
+  const perTokenLoss = outputBuffer(o.out, rows * cols, `[${rows},${cols}]`);
   const acc = vanillaPass(
     oldLogProb,
     logProb,
@@ -518,7 +512,9 @@ export function policyLossVanillaGrad(
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
   const p = resolveClip(o);
-  const grad = aggLossGrad(responseMask, shape, o.lossAggMode, { ...o.agg, out: o.outGrad });
+  const n = shape.rows * shape.cols;
+  const out = o.outGrad ? outputBuffer64(o.outGrad, n, `[${shape.rows},${shape.cols}]`, 'outGrad') : null;
+  const grad = aggLossGrad(responseMask, shape, o.lossAggMode, { ...o.agg, out });
   const w = o.rolloutIsWeights ?? null;
   const lo = 1 - p.low;
   const hi = 1 + p.high;

@@ -1,0 +1,242 @@
+/**
+ * The `out` option of every kernel that returns a new typed array (batch.ts `OutOption`): the result
+ * written into a reused buffer is the buffer itself and equals, bit for bit, the result of the
+ * allocating call, even when the buffer held other values before; a buffer of the wrong length is
+ * SHAPE_MISMATCH and one of the wrong type BAD_ARGUMENT, both naming the option.
+ */
+import { describe, expect, it } from 'vitest';
+import { expectLabError } from '../../test/support/labError.js';
+import { aggLossGrad } from './aggLoss.js';
+import { policyLossCispo } from './cispoLoss.js';
+import { policyLossClipCov, policyLossKlCov } from './covarianceLosses.js';
+import { entropyFromLogits } from './entropy.js';
+import { gaeAdvantageReturn } from './gae.js';
+import { gpgAdvantage } from './gpg.js';
+import { grpoAdvantage, grpoVectorizedAdvantage } from './grpo.js';
+import { grpoPasskAdvantage } from './grpoPassk.js';
+import { applyKlPenalty, klPenalty } from './kl.js';
+import { computeRewards } from './klReward.js';
+import { policyLossGpg, policyLossReinforce } from './logProbLosses.js';
+import { maskedRowMeans, maskedRowSums, maskedWhiten } from './masked.js';
+import { opoAdvantage } from './opo.js';
+import {
+  multiTurnOptimalTokenBaselineAdvantage,
+  optimalTokenBaselineAdvantage,
+} from './optimalTokenBaseline.js';
+import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from './reinforcePlusPlus.js';
+import { remaxAdvantage } from './remax.js';
+import { rlooAdvantage, rlooVectorizedAdvantage } from './rloo.js';
+import { policyLossSapo } from './sapoLoss.js';
+import { policyLossGeoMean, policyLossGspo } from './sequenceRatioLosses.js';
+import { policyLossVanilla, policyLossVanillaGrad } from './vanillaPolicyLoss.js';
+
+const rows = 4;
+const cols = 6;
+const n = rows * cols;
+const shape = { rows, cols };
+const seq = (f: (i: number) => number) => Float32Array.from({ length: n }, (_, i) => f(i));
+// ragged right-padded rows with a hole in row 1; two groups of two
+const responseMask = seq((i) => {
+  const b = Math.floor(i / cols);
+  const t = i % cols;
+  return t < [6, 5, 3, 4][b]! && !(b === 1 && t === 2) ? 1 : 0;
+});
+const index = ['p0', 'p0', 'p1', 'p1'];
+const tokenLevelRewards = seq((i) => (i % cols === 2 ? [1, 0, 0.5, 1][Math.floor(i / cols)]! : 0));
+const oldLogProb = seq((i) => -0.5 - 0.1 * (i % 7));
+const logProb = seq((i) => -0.45 - 0.12 * (i % 5));
+const advantages = seq((i) => [1, -1, 0.5, -0.25][Math.floor(i / cols)]!);
+const values = seq((i) => 0.1 * (i % 4));
+const logits = Float32Array.from({ length: n * 3 }, (_, i) => Math.sin(i));
+const outcome = { tokenLevelRewards, responseMask, index };
+const policy = { oldLogProb, logProb, advantages, responseMask };
+
+type Opts = Record<string, unknown>;
+interface Case {
+  name: string;
+  /** Calls the kernel with `extra` merged into its options. */
+  call: (extra: Opts) => unknown;
+  /** The output options and how to find each output in the result. */
+  outputs: { option: string; length: number; f64?: boolean; pick: (r: unknown) => unknown }[];
+}
+
+const adv = (r: unknown) => (r as { advantages: unknown }).advantages;
+const ret = (r: unknown) => (r as { returns: unknown }).returns;
+const perToken = (r: unknown) => (r as { perTokenLoss: unknown }).perTokenLoss;
+const self = (r: unknown) => r;
+const A = (pick: (r: unknown) => unknown = adv) => ({ option: 'out', length: n, pick });
+const R = { option: 'outReturns', length: n, pick: ret };
+const rowsOut = { option: 'out', length: rows, f64: true, pick: self };
+
+const cases: Case[] = [
+  { name: 'grpoAdvantage', call: (o) => grpoAdvantage(outcome, shape, o), outputs: [A()] },
+  {
+    name: 'grpoVectorizedAdvantage',
+    call: (o) => grpoVectorizedAdvantage(outcome, shape, o),
+    outputs: [A()],
+  },
+  { name: 'rlooAdvantage', call: (o) => rlooAdvantage(outcome, shape, o), outputs: [A()] },
+  {
+    name: 'rlooVectorizedAdvantage',
+    call: (o) => rlooVectorizedAdvantage(outcome, shape, o),
+    outputs: [A()],
+  },
+  { name: 'opoAdvantage', call: (o) => opoAdvantage(outcome, shape, o), outputs: [A()] },
+  { name: 'gpgAdvantage', call: (o) => gpgAdvantage(outcome, shape, o), outputs: [A()] },
+  { name: 'grpoPasskAdvantage', call: (o) => grpoPasskAdvantage(outcome, shape, o), outputs: [A()] },
+  {
+    name: 'reinforcePlusPlusBaselineAdvantage',
+    call: (o) => reinforcePlusPlusBaselineAdvantage(outcome, shape, o),
+    outputs: [A()],
+  },
+  {
+    name: 'remaxAdvantage',
+    call: (o) =>
+      remaxAdvantage({ tokenLevelRewards, rewardBaselines: [0.5, 0, 1, 0.25], responseMask }, shape, o),
+    outputs: [A(), R],
+  },
+  {
+    name: 'reinforcePlusPlusAdvantage',
+    call: (o) => reinforcePlusPlusAdvantage({ tokenLevelRewards, responseMask }, shape, { gamma: 0.9, ...o }),
+    outputs: [A(), R],
+  },
+  {
+    name: 'gaeAdvantageReturn',
+    call: (o) =>
+      gaeAdvantageReturn({ tokenLevelRewards, values, responseMask }, shape, { gamma: 0.9, lam: 0.8, ...o }),
+    outputs: [A(), R],
+  },
+  {
+    name: 'optimalTokenBaselineAdvantage',
+    call: (o) =>
+      optimalTokenBaselineAdvantage({ ...outcome, oldLogProbs: oldLogProb, sumPiSquared: values }, shape, o),
+    outputs: [A(), R],
+  },
+  {
+    name: 'multiTurnOptimalTokenBaselineAdvantage',
+    call: (o) =>
+      multiTurnOptimalTokenBaselineAdvantage(
+        { ...outcome, oldLogProbs: oldLogProb, sumPiSquared: values },
+        shape,
+        o,
+      ),
+    outputs: [A(), R],
+  },
+  { name: 'policyLossVanilla', call: (o) => policyLossVanilla(policy, shape, o), outputs: [A(perToken)] },
+  {
+    name: 'policyLossVanillaGrad',
+    call: (o) => policyLossVanillaGrad(policy, shape, { lossAggMode: 'seq-mean-token-mean', ...o }),
+    outputs: [
+      A(perToken),
+      { option: 'outGrad', length: n, f64: true, pick: (r) => (r as { grad: unknown }).grad },
+    ],
+  },
+  { name: 'policyLossGspo', call: (o) => policyLossGspo(policy, shape, o), outputs: [A(perToken)] },
+  { name: 'policyLossSapo', call: (o) => policyLossSapo(policy, shape, o), outputs: [A(perToken)] },
+  { name: 'policyLossCispo', call: (o) => policyLossCispo(policy, shape, o), outputs: [A(perToken)] },
+  { name: 'policyLossGpg', call: (o) => policyLossGpg(policy, shape, o), outputs: [A(perToken)] },
+  {
+    name: 'policyLossReinforce',
+    call: (o) =>
+      policyLossReinforce({ rolloutLogProb: oldLogProb, logProb, advantages, responseMask }, shape, o),
+    outputs: [A(perToken)],
+  },
+  {
+    name: 'policyLossClipCov',
+    call: (o) => policyLossClipCov(policy, shape, { clipCovRatio: 1, random: () => 0.5, ...o }),
+    outputs: [A(perToken)],
+  },
+  { name: 'policyLossKlCov', call: (o) => policyLossKlCov(policy, shape, o), outputs: [A(perToken)] },
+  {
+    name: 'policyLossGeoMean',
+    call: (o) => policyLossGeoMean(policy, shape, o),
+    outputs: [
+      {
+        option: 'outPerSequence',
+        length: rows,
+        f64: true,
+        pick: (r) => (r as { perSequenceLoss: unknown }).perSequenceLoss,
+      },
+    ],
+  },
+  {
+    name: 'aggLossGrad',
+    call: (o) => aggLossGrad(responseMask, shape, 'seq-mean-token-mean', o),
+    outputs: [{ option: 'out', length: n, f64: true, pick: self }],
+  },
+  {
+    name: 'klPenalty',
+    call: (o) =>
+      klPenalty({ logprob: logProb, refLogprob: oldLogProb }, 'k3', { shape, mask: responseMask, ...o }),
+    outputs: [A(self)],
+  },
+  {
+    name: 'applyKlPenalty',
+    call: (o) =>
+      applyKlPenalty(
+        { tokenLevelScores: tokenLevelRewards, oldLogProb: logProb, refLogProb: oldLogProb, responseMask },
+        shape,
+        0.1,
+        'kl',
+        o,
+      ),
+    outputs: [
+      A((r) => (r as { tokenLevelRewards: unknown }).tokenLevelRewards),
+      { option: 'outKld', length: n, pick: (r) => (r as { kld: unknown }).kld },
+    ],
+  },
+  {
+    name: 'computeRewards',
+    call: (o) =>
+      computeRewards(
+        { tokenLevelScores: tokenLevelRewards, oldLogProb: logProb, refLogProb: oldLogProb },
+        shape,
+        0.1,
+        o,
+      ),
+    outputs: [A(self)],
+  },
+  {
+    name: 'entropyFromLogits',
+    call: (o) => entropyFromLogits(logits, { rows, cols, vocab: 3 }, o),
+    outputs: [A(self)],
+  },
+  {
+    name: 'maskedWhiten',
+    call: (o) => maskedWhiten({ values, mask: responseMask }, shape, o),
+    outputs: [A(self)],
+  },
+  {
+    name: 'maskedRowSums',
+    call: (o) => maskedRowSums({ values, mask: responseMask }, shape, 'values', o),
+    outputs: [rowsOut],
+  },
+  {
+    name: 'maskedRowMeans',
+    call: (o) => maskedRowMeans({ values, mask: responseMask }, shape, 'values', o),
+    outputs: [rowsOut],
+  },
+];
+
+/** The bytes of a typed array, so that -0, +0 and NaN payloads compare exactly. */
+const bytesOf = (x: unknown) => Array.from(new Uint8Array((x as Float32Array).buffer.slice(0)));
+
+describe('out: every allocating kernel writes into a caller buffer', () => {
+  for (const c of cases) {
+    for (const o of c.outputs) {
+      it(`${c.name} { ${o.option} }: the buffer is the result, equal to the allocating call`, () => {
+        const fresh = o.pick(c.call({}));
+        const dirty = o.f64 ? new Float64Array(o.length).fill(7.5) : new Float32Array(o.length).fill(7.5);
+        const reused = o.pick(c.call({ [o.option]: dirty }));
+        expect(reused).toBe(dirty);
+        expect(bytesOf(reused)).toEqual(bytesOf(fresh));
+      });
+      it(`${c.name} { ${o.option} }: a wrong length or type is a LabError naming ${o.option}`, () => {
+        const Type = o.f64 ? Float64Array : Float32Array;
+        expectLabError(() => c.call({ [o.option]: new Type(o.length + 1) }), 'SHAPE_MISMATCH', o.option);
+        const Other = o.f64 ? Float32Array : Float64Array;
+        expectLabError(() => c.call({ [o.option]: new Other(o.length) }), 'BAD_ARGUMENT', o.option);
+      });
+    }
+  }
+});
