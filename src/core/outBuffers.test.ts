@@ -26,6 +26,7 @@ import {
 import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from './reinforcePlusPlus.js';
 import { remaxAdvantage } from './remax.js';
 import { rlooAdvantage, rlooVectorizedAdvantage } from './rloo.js';
+import { rolloutIsWeights, rolloutRejectionMask } from './rolloutCorrection.js';
 import { policyLossSapo } from './sapoLoss.js';
 import { policyLossGeoMean, policyLossGspo } from './sequenceRatioLosses.js';
 import { policyLossVanilla, policyLossVanillaGrad } from './vanillaPolicyLoss.js';
@@ -215,6 +216,22 @@ const cases: Case[] = [
     name: 'maskedRowMeans',
     call: (o) => maskedRowMeans({ values, mask: responseMask }, shape, 'values', o),
     outputs: [rowsOut],
+  },
+  {
+    name: 'rolloutIsWeights',
+    call: (o) => rolloutIsWeights({ logRatio: values, responseMask }, shape, { level: 'sequence', ...o }),
+    outputs: [A((r) => (r as { weights: unknown }).weights)],
+  },
+  {
+    name: 'rolloutRejectionMask',
+    call: (o) =>
+      rolloutRejectionMask(
+        { logRatio: values, responseMask },
+        shape,
+        { rolloutRs: 'token_k1', threshold: '0.15' },
+        o,
+      ),
+    outputs: [A((r) => (r as { mask: unknown }).mask)],
   },
 ];
 

@@ -27,6 +27,8 @@ import {
   checkShape,
   type FloatArray,
   type MaskArray,
+  type OutOption,
+  outputBuffer,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
@@ -57,7 +59,7 @@ export type RolloutIsLevel = 'token' | 'sequence';
 /** verl `rollout_is_batch_normalize` false / true. */
 export type RolloutIsNormalization = 'none' | 'batch-mean';
 
-export interface RolloutIsOptions {
+export interface RolloutIsOptions extends OutOption {
   /** `rollout_is`. Default 'token'. */
   level?: RolloutIsLevel;
   /** `rollout_is_threshold` τ (upper truncation). Default 2.0. */
@@ -67,7 +69,7 @@ export interface RolloutIsOptions {
 }
 
 /** verl's `rollout_is*` defaults (token level, threshold 2.0, no batch normalisation). */
-export const ROLLOUT_IS_DEFAULTS: Readonly<Required<RolloutIsOptions>> = Object.freeze({
+export const ROLLOUT_IS_DEFAULTS: Readonly<Required<Omit<RolloutIsOptions, 'out'>>> = Object.freeze({
   level: 'token',
   threshold: 2.0,
   normalization: 'none',
@@ -316,7 +318,9 @@ export function rolloutIsWeights(
       metrics.rollout_is_batch_norm_factor = 1.0;
     }
   }
-  return { weights: Float32Array.from(w), metrics };
+  const weights = outputBuffer(options.out, n, `[${rows},${cols}]`);
+  weights.set(w);
+  return { weights, metrics };
 }
 
 /**
@@ -396,6 +400,7 @@ export function rolloutRejectionMask(
   inputs: LogRatioBatch,
   shape: Shape2,
   rules: RsRule[] | { rolloutRs: string; threshold: string | number },
+  options: OutOption = {},
 ): RejectionResult {
   const { logRatio, responseMask } = inputs;
   const parsed = Array.isArray(rules) ? rules : parseRejectionRules(rules.rolloutRs, rules.threshold);
@@ -531,7 +536,7 @@ export function rolloutRejectionMask(
     metrics[`${p}_masked_fraction`] = maskedMeanOf(rejectedTokens, valid);
     metrics[`${p}_seq_masked_fraction`] = nValidRows > 0 ? rejectedRows / nValidRows : 0;
   }
-  const out = new Float32Array(n);
+  const out = outputBuffer(options.out, n, `[${rows},${cols}]`);
   let rejected = 0;
   let rowsRejected = 0;
   for (let b = 0; b < rows; b++) {
