@@ -31,7 +31,7 @@ function compile(params: number[], result: number, body: number[], locals: numbe
 }
 
 describe('wasmAssembler', () => {
-  it('encodes LEB128 as the specification (§5.2.2) examples', () => {
+  it('encodes LEB128 as in the examples of the specification (binary format, integers)', () => {
     expect(uleb(0)).toEqual([0]);
     expect(uleb(127)).toEqual([0x7f]);
     expect(uleb(128)).toEqual([0x80, 0x01]);

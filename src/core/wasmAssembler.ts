@@ -5,11 +5,11 @@
  * a binary: nothing is downloaded or prebuilt, and a fresh clone assembles the same bytes (the
  * writer is deterministic; wasmAssembler.test.ts pins encodings against the specification's tables).
  *
- * Encodings follow the WebAssembly core specification (binary format, §5) and its fixed-width SIMD
+ * Encodings follow the WebAssembly core specification (its binary format chapter) and its fixed-width SIMD
  * chapter (prefix 0xFD, opcode as unsigned LEB128).
  */
 
-/** Value types (spec §5.3.1). */
+/** Value types (the binary format's value types). */
 export const I32 = 0x7f;
 export const I64 = 0x7e;
 export const F32 = 0x7d;
@@ -98,7 +98,7 @@ export function assembleModule(minPages: number, funcs: FuncDef[]): Uint8Array {
 const memarg = (align: number, offset: number) => [...uleb(align), ...uleb(offset)];
 const simd = (op: number) => [0xfd, ...uleb(op)];
 
-/** Instructions (spec §5.4), each returning its bytes; `offset` is a constant byte offset. */
+/** Instructions (the binary format's instruction encodings), each returning its bytes; `offset` is a constant byte offset. */
 export const op = {
   // control
   block: () => [0x02, 0x40],
