@@ -196,6 +196,40 @@ describe('lossSimd: the WebAssembly SIMD kernels', () => {
     );
   });
 
+  it('clean inputs stay on the fast path: the chunk check is exactly 0, and non-zero for bad input', () => {
+    const kernel = lossSimdKernel();
+    if (kernel === null) throw new Error('no WebAssembly SIMD');
+    const c: Case = {
+      rows: 6,
+      cols: 33,
+      seed: 3,
+      mode: 'token-mean',
+      weights: true,
+      uint8: false,
+      corrupt: 0,
+      options: {},
+    };
+    const bounds = Float64Array.of(0.8, 1.2, 3, 20, Math.log(0.8), Math.log(1.2), Math.log(3));
+    const out = new Float32Array(c.rows * c.cols);
+    for (const padCheck of [false, true]) {
+      for (const weights of [false, true]) {
+        const { old, lp, adv, mask, w } = batch({ ...c, weights });
+        const clean = kernel.run(old, lp, adv, mask, w, 0, c.rows, c.cols, bounds, padCheck, out);
+        expect(clean.check).toBe(0);
+        const badAt = mask.indexOf(1);
+        lp[badAt] = Number.POSITIVE_INFINITY;
+        expect(kernel.run(old, lp, adv, mask, w, 0, c.rows, c.cols, bounds, padCheck, out).check).not.toBe(0);
+        lp[badAt] = -1;
+        mask[badAt] = 0.5;
+        expect(kernel.run(old, lp, adv, mask, w, 0, c.rows, c.cols, bounds, padCheck, out).check).not.toBe(0);
+      }
+      const { lp, mask } = batch(c);
+      expect(kernel.runAgg(lp, mask, 0, c.rows, c.cols, padCheck).bad).toBe(0);
+      mask[0] = 2;
+      expect(kernel.runAgg(lp, mask, 0, c.rows, c.cols, padCheck).bad).not.toBe(0);
+    }
+  });
+
   it('rows longer than the kernel buffers grow its memory', () => {
     const cols = 40000;
     const n = 2 * cols;
