@@ -26,6 +26,7 @@ import {
 } from './aggregate.js';
 import { openDuckSession } from './duckdb.js';
 import { groupStats } from './groupStats.js';
+import { type LengthByCorrectness, lengthByCorrectness, rewardDistribution } from './histogram.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
 import { rankerAudit } from './rankerAudit.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
@@ -108,27 +109,21 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
       passValue: opts.passValue,
       keepAdvantages: preset.recompute !== null,
       rankColumns: opts.rankColumns,
+      keepRewardLists: opts.zeroStdTol !== null,
     });
     const recompute = preset.recompute !== null && loaded.columns.advantage !== undefined;
     const agg = await groupStats(db, {
       failValue: opts.failValue,
       passValue: opts.passValue,
       recompute: recompute ? { scaleRewards: opts.scaleRewards, tolerance: 1e-3 } : null,
+      onePartPerGroup: loaded.onePartPerGroup,
+      rewardLists: loaded.rewardLists,
     });
     const policies = await zeroVariancePolicies(db, opts.zeroStdTol, loaded.lengthUnit === 'tokens');
     opts.onProgress?.(loaded.rowsKept, loaded.rowsKept);
     const taskText = agg.taskText ?? new Map<number, string>();
-    // The row-level values, unnested from the parts' lists (no second read of the files).
-    await db.exec(
-      'CREATE OR REPLACE TEMP VIEW audit_values AS SELECT unnest(rws) AS reward, unnest(lens) AS length FROM audit_good',
-    );
     const rewardDist = await rewardDistribution(db);
-    const lengths = await db.all(
-      `SELECT correct, samples, mean, q[1] AS median, q[2] AS p90 FROM (
-         SELECT reward >= ${opts.passValue} AS correct, count(*) AS samples, avg(length) AS mean,
-                quantile_cont(length, [0.5, 0.9]) AS q
-         FROM audit_values WHERE length IS NOT NULL GROUP BY 1) ORDER BY correct DESC`,
-    );
+    const lengths = await lengthByCorrectness(db, opts.passValue);
     const record = buildRecord(
       path,
       opts,
@@ -193,34 +188,6 @@ function checkTrlOptions(opts: AuditOptions, grouping: 'label' | 'contiguous'): 
   }
 }
 
-/** Distinct values with counts when there are at most 20, else 10 equal-width bins. */
-async function rewardDistribution(
-  db: Awaited<ReturnType<typeof openDuckSession>>,
-): Promise<Record<string, JsonValue>[]> {
-  const s = (
-    await db.all('SELECT count(DISTINCT reward) AS k, min(reward) AS lo, max(reward) AS hi FROM audit_values')
-  )[0];
-  const k = Number(s?.k ?? 0);
-  if (k <= 20) {
-    const rows = await db.all(
-      'SELECT reward AS value, count(*) AS n FROM audit_values GROUP BY reward ORDER BY reward',
-    );
-    return rows.map((r) => ({ value: Number(r.value), samples: Number(r.n) }));
-  }
-  const lo = Number(s?.lo);
-  const hi = Number(s?.hi);
-  const width = (hi - lo) / 10;
-  const rows = await db.all(
-    `SELECT least(CAST(floor((reward - ${lo}) / ${width}) AS INTEGER), 9) AS bin, count(*) AS n
-     FROM audit_values GROUP BY 1 ORDER BY 1`,
-  );
-  return rows.map((r) => ({
-    bin_lo: lo + Number(r.bin) * width,
-    bin_hi: lo + (Number(r.bin) + 1) * width,
-    samples: Number(r.n),
-  }));
-}
-
 function solveStatus(t: TaskStats): 'always solved' | 'never solved' | 'sometimes solved' {
   if (t.correct === t.samples) return 'always solved';
   if (t.correct === 0) return 'never solved';
@@ -275,7 +242,7 @@ function buildRecord(
   agg: AuditAggregate,
   taskText: Map<number, string>,
   rewardDist: Record<string, JsonValue>[],
-  lengths: Record<string, unknown>[],
+  lengths: LengthByCorrectness[],
   wallMs: number,
 ): RunRecord {
   const notes: string[] = [];
@@ -395,11 +362,11 @@ function buildRecord(
   if (agg.tokens) curves['tokens.token-mean denominator'] = agg.steps.map((s) => s.tokens.action);
 
   const lengthRows = lengths.map((r) => ({
-    correct: Boolean(r.correct),
-    samples: Number(r.samples),
-    mean_length: Number(r.mean),
-    median_length: Number(r.median),
-    p90_length: Number(r.p90),
+    correct: r.correct,
+    samples: r.samples,
+    mean_length: r.mean,
+    median_length: r.median,
+    p90_length: r.p90,
     unit: loaded.lengthUnit,
   }));
 

@@ -23,6 +23,10 @@ export interface GroupStatsOptions {
   passValue: number;
   /** Recompute TRL advantages (needs `advs` lists in the parts) with this scale_rewards. */
   recompute: { scaleRewards: 'group' | 'batch' | 'none'; tolerance: number } | null;
+  /** Every group has one good part (the reader's `onePartPerGroup`): the parts are the groups. */
+  onePartPerGroup: boolean;
+  /** The parts carry their rewards as lists (`rws`): groups get their population std `sd`. */
+  rewardLists: boolean;
 }
 
 const KINDS = ['all_wrong', 'all_right', 'all_equal_other', 'mixed', 'singleton'] as const;
@@ -65,19 +69,38 @@ const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(correct) AS correc
   max(max_len) AS max_len, coalesce(sum(action) FILTER (WHERE zv), 0) AS zadv, sum(trunc_rows) AS trunc_rows,
   sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward`;
 
-/** Builds `audit_groups` and `audit_pk` and returns the aggregate of the whole dump. */
+/**
+ * Builds `audit_groups` (one row per group: step, size n, kind, min lo, max hi, action tokens,
+ * population std sd when the parts carry lists) and `audit_pk` (the good parts with their group's
+ * kind) and returns the aggregate of the whole dump. When every group is one part, both are views
+ * over the parts (no second grouping, no join); else the groups are grouped from the parts and
+ * joined back.
+ */
 export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Promise<AuditAggregate> {
-  await db.exec(`CREATE OR REPLACE TEMP TABLE audit_groups AS
-    SELECT k0, k1, any_value(st) AS step, sum(n) AS n, count(*) AS ntasks,
-      CASE WHEN sum(n) = 1 THEN 'singleton' WHEN min(lo) <> max(hi) THEN 'mixed'
-           WHEN min(lo) <= ${opts.failValue} THEN 'all_wrong' WHEN min(lo) >= ${opts.passValue} THEN 'all_right'
-           ELSE 'all_equal_other' END AS kind
-    FROM audit_good GROUP BY k0, k1`);
-  await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
-    SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
-      p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, g.kind,
-      g.kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
-    FROM audit_good p JOIN audit_groups g USING (k0, k1)`);
+  const kind = (size: string, lo: string, hi: string) =>
+    `CASE WHEN ${size} = 1 THEN 'singleton' WHEN ${lo} <> ${hi} THEN 'mixed'
+           WHEN ${lo} <= ${opts.failValue} THEN 'all_wrong' WHEN ${lo} >= ${opts.passValue} THEN 'all_right'
+           ELSE 'all_equal_other' END`;
+  if (opts.onePartPerGroup) {
+    await db.exec(`CREATE OR REPLACE TEMP VIEW audit_pk AS
+      SELECT *, kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
+      FROM (SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM audit_good)`);
+    await db.exec(`CREATE OR REPLACE TEMP VIEW audit_groups AS
+      SELECT k0, k1, st AS step, n, 1 AS ntasks, kind, lo, hi, action,
+        ${opts.rewardLists ? 'list_stddev_pop(rws)' : 'NULL::DOUBLE'} AS sd
+      FROM audit_pk`);
+  } else {
+    await db.exec(`CREATE OR REPLACE TEMP TABLE audit_groups AS
+      SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM (
+        SELECT k0, k1, any_value(st) AS step, sum(n) AS n, count(*) AS ntasks, min(lo) AS lo, max(hi) AS hi,
+          sum(action) AS action, ${opts.rewardLists ? 'list_stddev_pop(flatten(list(rws)))' : 'NULL::DOUBLE'} AS sd
+        FROM audit_good GROUP BY k0, k1)`);
+    await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
+      SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
+        p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, g.kind,
+        g.kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
+      FROM audit_good p JOIN audit_groups g USING (k0, k1)`);
+  }
   const total = (await db.all(`SELECT ${PART_SUMS} FROM audit_pk`))[0] ?? {};
   const kinds = (await db.all(`SELECT ${kindColumns()} FROM audit_groups`))[0];
   const stepRows = await db.all(`

@@ -1,12 +1,14 @@
 /**
  * Readers for rollout dumps: JSONL and Parquet through DuckDB, mapped onto the canonical audit row
- * (see presets.ts), validated row by row in SQL, and materialised as the temp table `audit_rows`:
+ * (see presets.ts) and validated row by row in SQL, in one read of the files that keeps only
+ * aggregates (the temp table `audit_all`, seen through these views):
  *
- *   gid INTEGER   dense group id, ordered by (step, group label)
- *   tid INTEGER   dense task id, ordered by task text
- *   step BIGINT, task VARCHAR, reward DOUBLE,
- *   length DOUBLE (tokens when token counts are known, else characters of the response, else NULL),
- *   action BIGINT, env BIGINT, truncated BOOLEAN, advantage DOUBLE   (NULL when the dump lacks them)
+ *   audit_parts  one row per (group key k0, k1; task; status pattern of the row's fields): the step
+ *                (st), rows n, min/max/sum of the reward (lo, hi, rs), correct rows, token and
+ *                truncation sums, and, for the checks that need rows, the values as lists
+ *   audit_good   the parts of the good rows
+ *   audit_hist   the good rows' (reward, length) histogram, with counts n; length is tokens when
+ *                token counts are known, else characters of the response, else NULL
  *
  * A malformed row (bad JSON line, missing field, non-numeric or non-finite reward, step that is not an
  * integer, mask that is not 0/1) is a LabError naming the file and the line (JSONL, 1-based physical
@@ -45,9 +47,16 @@ export interface LoadedDump {
   badRows: number;
   /** Up to five located bad rows (first files first). */
   badExamples: BadRow[];
-  /** Unit of `audit_rows.length`. */
+  /** Unit of the lengths in `audit_hist`. */
   lengthUnit: 'tokens' | 'characters' | null;
   grouping: GroupingUsed;
+  /**
+   * Each group has exactly one good part (its label column is its task column: verl, trl), so a
+   * part is a group and the group-level statistics need no second grouping.
+   */
+  onePartPerGroup: boolean;
+  /** The parts carry each group's rewards and lengths as lists (`rws`, `lens`). */
+  rewardLists: boolean;
 }
 
 export interface LoadOptions {
@@ -67,6 +76,8 @@ export interface LoadOptions {
   keepAdvantages: boolean;
   /** The ranker audit's columns (`--quality COL`, `--independent COL`); required when given. */
   rankColumns: { quality: string; independent: string } | null;
+  /** Keep each part's rewards as a list (`--zero-std-tol`: a group's population std). */
+  keepRewardLists: boolean;
 }
 
 /** The grouping an audit used, for the record. */
@@ -436,6 +447,7 @@ export async function loadDump(
     if (plan.rewardRule === 'column') plan.rewardWeights = null;
   }
 
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   // The typed rows, as a view over the files: a status per mapped column, the derived numbers
   // (no raw text: the response as its length, the mask as its sums).
   const status = statusSql(plan);
@@ -467,25 +479,55 @@ export async function loadDump(
     grouping.kind === 'label'
       ? ['step', 'grp']
       : [`list_position(${fileList(plan.files)}, __file)`, `__pos // ${grouping.size}`];
-  // The one read of the files: per (group, task, status pattern) sums, and the rewards and lengths
-  // as lists (for the reward distribution and the length quantiles). Only these parts are kept.
-  // When the group label is the task (verl: both are the prompt), one string key, not two.
+  // The one read of the files, grouped two ways at once (GROUPING SETS: one scan, two hash
+  // tables): per (group, task, status pattern) sums, the parts; and per (status pattern, reward,
+  // length) counts, the histogram that gives the reward distribution and the length quantiles
+  // without keeping every row. When the group label is the task (verl: both are the prompt), one
+  // string key, not two. Aggregates of columns the plan does not map are constants, not sums of
+  // NULLs. Per-group lists of values are built only for the checks that need rows (the TRL
+  // advantage recomputation, the ranker audit, --zero-std-tol); then the histogram is unnested
+  // from them instead.
   const taskIsLabel = grouping.kind === 'label' && plan.columns.group === plan.columns.task;
-  const partsSql = `CREATE OR REPLACE TEMP TABLE audit_parts AS
-    SELECT ${keys[0]} AS k0, ${keys[1]} AS k1, ${taskIsLabel ? 'grp' : 'task'} AS task, missing_bits, invalid_bits, s_json,
-      any_value(step) AS st, count(*) AS n,
-      min(reward) AS lo, max(reward) AS hi, sum(reward) AS rs,
-      count(*) FILTER (WHERE reward >= ${options.passValue}) AS correct,
-      count(*) FILTER (WHERE action IS NOT NULL AND env IS NOT NULL) AS token_rows,
-      coalesce(sum(action) FILTER (WHERE env IS NOT NULL), 0) AS action,
-      coalesce(sum(env) FILTER (WHERE action IS NOT NULL), 0) AS env,
-      count(*) FILTER (WHERE action > 0 AND env IS NOT NULL) AS with_action,
-      coalesce(max(action + env), 0) AS max_len,
-      count(truncated) AS trunc_rows, count(*) FILTER (WHERE truncated) AS trunc,
-      count(*) FILTER (WHERE truncated AND reward >= ${options.passValue}) AS trunc_correct,
-      coalesce(sum(reward) FILTER (WHERE truncated), 0) AS trunc_reward,
-      list(reward) AS rws, list(length) AS lens${options.keepAdvantages ? ', list(advantage) AS advs' : ''}${options.rankColumns ? ', list(quality) AS qs, list(independent) AS inds' : ''}
-    FROM audit_src GROUP BY ${keys.join(', ')}, ${taskIsLabel ? '' : 'task, '}missing_bits, invalid_bits, s_json`;
+  const tokensMapped = has('action_tokens') || has('env_tokens') || has('mask');
+  const truncMapped = has('truncated');
+  const lists = options.keepAdvantages || options.rankColumns !== null || options.keepRewardLists;
+  const pass = options.passValue;
+  const aggregates = [
+    'any_value(step) AS st',
+    'count(*) AS n',
+    'min(reward) AS lo',
+    'max(reward) AS hi',
+    'sum(reward) AS rs',
+    `count(*) FILTER (WHERE reward >= ${pass}) AS correct`,
+    ...(tokensMapped
+      ? [
+          'count(*) FILTER (WHERE action IS NOT NULL AND env IS NOT NULL) AS token_rows',
+          'coalesce(sum(action) FILTER (WHERE env IS NOT NULL), 0) AS action',
+          'coalesce(sum(env) FILTER (WHERE action IS NOT NULL), 0) AS env',
+          'count(*) FILTER (WHERE action > 0 AND env IS NOT NULL) AS with_action',
+          'coalesce(max(action + env), 0) AS max_len',
+        ]
+      : ['0 AS token_rows', '0 AS action', '0 AS env', '0 AS with_action', '0 AS max_len']),
+    ...(truncMapped
+      ? [
+          'count(truncated) AS trunc_rows',
+          'count(*) FILTER (WHERE truncated) AS trunc',
+          `count(*) FILTER (WHERE truncated AND reward >= ${pass}) AS trunc_correct`,
+          'coalesce(sum(reward) FILTER (WHERE truncated), 0) AS trunc_reward',
+        ]
+      : ['0 AS trunc_rows', '0 AS trunc', '0 AS trunc_correct', '0 AS trunc_reward']),
+    ...(lists ? ['list(reward) AS rws', 'list(length) AS lens'] : []),
+    ...(options.keepAdvantages ? ['list(advantage) AS advs'] : []),
+    ...(options.rankColumns ? ['list(quality) AS qs', 'list(independent) AS inds'] : []),
+  ];
+  const statusKeys = 'missing_bits, invalid_bits, s_json';
+  const partKeys = `k0, k1, ${taskIsLabel ? '' : 'task, '}${statusKeys}`;
+  const partsSql = `CREATE OR REPLACE TEMP TABLE audit_all AS
+    SELECT ${lists ? 'false' : 'GROUPING(k0) = 1'} AS hist, k0, k1, ${taskIsLabel ? 'k1' : 'task'} AS task, ${statusKeys},
+      ${lists ? 'NULL::DOUBLE AS h_reward, NULL::DOUBLE AS h_length' : 'reward AS h_reward, length AS h_length'},
+      ${aggregates.join(',\n      ')}
+    FROM (SELECT ${keys[0]} AS k0, ${keys[1]} AS k1, * FROM audit_src)
+    GROUP BY ${lists ? partKeys : `GROUPING SETS ((${partKeys}), (${statusKeys}, reward, length))`}`;
   try {
     await db.exec(partsSql);
   } catch (e) {
@@ -500,6 +542,9 @@ export async function loadDump(
       throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
     }
   }
+  await db.exec(
+    'CREATE OR REPLACE TEMP VIEW audit_parts AS SELECT * EXCLUDE (hist, h_reward, h_length) FROM audit_all WHERE NOT hist',
+  );
   // Which mapped columns the dump has (a JSONL key that never appears reads as all NULL).
   const counts =
     (
@@ -557,7 +602,14 @@ export async function loadDump(
     );
   }
   await db.exec(`CREATE OR REPLACE TEMP VIEW audit_good AS SELECT * FROM audit_parts WHERE NOT ${badExpr}`);
-  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
+  // The (reward, length) histogram of the good rows: from the grouping set, or from the lists.
+  await db.exec(
+    lists
+      ? `CREATE OR REPLACE TEMP TABLE audit_hist AS SELECT reward, length, count(*) AS n FROM (
+           SELECT unnest(rws) AS reward, unnest(lens) AS length FROM audit_good) GROUP BY reward, length`
+      : `CREATE OR REPLACE TEMP VIEW audit_hist AS SELECT h_reward AS reward, h_length AS length, n
+           FROM audit_all WHERE hist AND NOT ${badExpr}`,
+  );
   const tokensKnown = (has('action_tokens') || has('mask')) && (has('env_tokens') || has('mask'));
   const kept = [{ n: rowsRead - badRows }];
   const present: AuditColumn[] = (Object.keys(plan.columns) as AuditColumn[]).filter((c) => c !== 'reward');
@@ -574,6 +626,8 @@ export async function loadDump(
     badExamples,
     lengthUnit: tokensKnown ? 'tokens' : has('response') ? 'characters' : null,
     grouping,
+    onePartPerGroup: plan.columns.group === plan.columns.task,
+    rewardLists: lists,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * What each zero-variance policy would have done on the audited dump (issue: what to do with
- * groups that carry no signal), computed in SQL over the reader's good parts (`audit_good`):
+ * groups that carry no signal), computed in SQL over the groups (`audit_groups`, groupStats.ts; with
+ * `--zero-std-tol` the reader keeps the rewards as lists, so that `sd` is each group's population std):
  *
  *  - dynamic sampling (DAPO; verl `algorithm.filter_groups`, which keeps a group when the std of its
  *    metric is > 0 or it has one member): the groups it would drop are the zero-variance groups
@@ -77,10 +78,7 @@ export async function zeroVariancePolicies(
   const r =
     (
       await db.all(`
-    WITH g AS (
-      SELECT k0, k1, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(action) AS action,
-        ${tol === null ? 'NULL::DOUBLE' : 'list_stddev_pop(flatten(list(rws)))'} AS sd
-      FROM audit_good GROUP BY k0, k1)
+    WITH g AS (SELECT n, lo, hi, action, sd FROM audit_groups)
     SELECT count(*) AS groups, count(*) FILTER (WHERE ${multi}) AS multi, coalesce(sum(action), 0) AS action,
       ${counts('exact', exact)}, ${counts('std', byStd)}, ${counts('range', byRange)},
       count(*) FILTER (WHERE (${byStd}) AND NOT (${exact})) AS std_only,
