@@ -336,19 +336,23 @@ function typedInnerSql(plan: SourcePlan, source: string): string {
 }
 
 /**
- * Per mapped column, a status: 0 good, 1 missing, 2 present but invalid (the same tests as the
- * checks of `typedSql`, which words the message of a located bad row).
+ * Per mapped column, when its value is missing and when it is present but invalid (null: it cannot
+ * be; the same tests as the checks of `typedSql`, which words the message of a located bad row).
  */
-function statusSql(plan: SourcePlan): Partial<Record<AuditColumn, string>> {
-  const out: Partial<Record<AuditColumn, string>> = {};
+interface ColumnStatus {
+  missing: string;
+  invalid: string | null;
+}
+
+function statusSql(plan: SourcePlan): Partial<Record<AuditColumn, ColumnStatus>> {
+  const out: Partial<Record<AuditColumn, ColumnStatus>> = {};
   const has = (c: AuditColumn) => plan.columns[c] !== undefined;
-  const st = (missing: string, invalid: string) =>
-    `CAST(CASE WHEN ${missing} THEN 1 WHEN ${invalid} THEN 2 ELSE 0 END AS UTINYINT)`;
+  const st = (missing: string, invalid: string | null): ColumnStatus => ({ missing, invalid });
   const count = (typed: string) =>
     `${typed} IS NULL OR NOT isfinite(${typed}) OR ${typed} < 0 OR ${typed} <> floor(${typed})`;
   out.step = st('r_step IS NULL', 'step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d)');
-  out.group = st('r_group IS NULL', 'false');
-  out.task = st('r_task IS NULL', 'false');
+  out.group = st('r_group IS NULL', null);
+  out.task = st('r_task IS NULL', null);
   out.reward =
     plan.rewardRule === 'column'
       ? st('r_reward IS NULL', 'reward IS NULL OR NOT isfinite(reward)')
@@ -363,7 +367,7 @@ function statusSql(plan: SourcePlan): Partial<Record<AuditColumn, string>> {
     );
   if (has('advantage'))
     out.advantage = st('r_advantage IS NULL', 'advantage IS NULL OR NOT isfinite(advantage)');
-  if (has('response')) out.response = st('r_response IS NULL', 'false');
+  if (has('response')) out.response = st('r_response IS NULL', null);
   for (const c of ['quality', 'independent'] as const) {
     if (has(c)) out[c] = st(`${RAW[c]} IS NULL`, `${c} IS NULL OR NOT isfinite(${c})`);
   }
@@ -453,23 +457,40 @@ export async function loadDump(
   const status = statusSql(plan);
   const mapped = Object.keys(status) as AuditColumn[];
   const bit = (c: AuditColumn) => 2 ** mapped.indexOf(c);
+  // The status bits as arithmetic on booleans (a row is missing a column, or has it invalid), not
+  // a CASE per column: this runs on every row. An invalid test that is NULL counts as valid (as a
+  // CASE would take it).
+  const missingBits = mapped.map((c) => `CAST(${status[c]?.missing} AS UINTEGER) * ${bit(c)}`);
+  const invalidBits = mapped
+    .filter((c) => status[c]?.invalid)
+    .map(
+      (c) =>
+        `CAST(NOT (${status[c]?.missing}) AND coalesce(${status[c]?.invalid}, false) AS UINTEGER) * ${bit(c)}`,
+    );
+  const tokens = has('action_tokens') || has('env_tokens') || has('mask');
+  const count = (typed: string) =>
+    `CASE WHEN ${typed} = floor(${typed}) AND isfinite(${typed}) AND ${typed} >= 0 THEN CAST(${typed} AS BIGINT) END`;
+  const action = has('mask')
+    ? `coalesce(${count('action_d')}, CASE WHEN mask_l IS NOT NULL THEN CAST(coalesce(list_sum(mask_l), 0) AS BIGINT) END)`
+    : has('action_tokens')
+      ? count('action_d')
+      : 'NULL::BIGINT';
+  const env = has('mask')
+    ? `coalesce(${count('env_d')}, CASE WHEN mask_l IS NOT NULL THEN CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT) END)`
+    : has('env_tokens')
+      ? count('env_d')
+      : 'NULL::BIGINT';
   const defineSource = () =>
     db.exec(`CREATE OR REPLACE TEMP VIEW audit_src AS
-      SELECT __file, __pos,
-        CAST(${mapped.map((c) => `(CASE WHEN s_${c} = 1 THEN ${bit(c)} ELSE 0 END)`).join(' + ')} AS UINTEGER) AS missing_bits,
-        CAST(${mapped.map((c) => `(CASE WHEN s_${c} = 2 THEN ${bit(c)} ELSE 0 END)`).join(' + ')} AS UINTEGER) AS invalid_bits,
-        s_json, step, grp, task, reward, action, env,
-        CASE WHEN action IS NOT NULL AND env IS NOT NULL THEN CAST(action + env AS DOUBLE) ELSE CAST(resp_len AS DOUBLE) END AS length,
+      SELECT __file, __pos, missing_bits, invalid_bits, s_json, step, grp, task, reward, action, env,
+        ${tokens ? 'CASE WHEN action IS NOT NULL AND env IS NOT NULL THEN CAST(action + env AS DOUBLE) ELSE CAST(resp_len AS DOUBLE) END' : 'CAST(resp_len AS DOUBLE)'} AS length,
         truncated, advantage, quality, independent
       FROM (
         SELECT __file, __pos, r_json_problem IS NOT NULL AS s_json,
-          ${mapped.map((c) => `${status[c]} AS s_${c}`).join(', ')},
+          CAST(${missingBits.join(' + ')} AS UINTEGER) AS missing_bits,
+          CAST(${invalidBits.length > 0 ? invalidBits.join(' + ') : '0'} AS UINTEGER) AS invalid_bits,
           CASE WHEN step_d = floor(step_d) AND isfinite(step_d) THEN CAST(step_d AS BIGINT) END AS step,
-          grp, task, reward, resp_len,
-          coalesce(CASE WHEN action_d = floor(action_d) AND isfinite(action_d) AND action_d >= 0 THEN CAST(action_d AS BIGINT) END,
-                   CASE WHEN mask_l IS NOT NULL THEN CAST(coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS action,
-          coalesce(CASE WHEN env_d = floor(env_d) AND isfinite(env_d) AND env_d >= 0 THEN CAST(env_d AS BIGINT) END,
-                   CASE WHEN mask_l IS NOT NULL THEN CAST(len(mask_l) - coalesce(list_sum(mask_l), 0) AS BIGINT) END) AS env,
+          grp, task, reward, resp_len, ${action} AS action, ${env} AS env,
           truncated, advantage, quality, independent
         FROM (${typedInnerSql(plan, sourceSql(plan, dump.files, false))}))`);
   await defineSource();
@@ -492,40 +513,56 @@ export async function loadDump(
   const truncMapped = has('truncated');
   const lists = options.keepAdvantages || options.rankColumns !== null || options.keepRewardLists;
   const pass = options.passValue;
-  const aggregates = [
-    'any_value(step) AS st',
+  // Columns stored per part are aggregates only; constants (the sums of unmapped columns), the step
+  // when it is a key and the task when it is the label are added by the audit_parts view, so the
+  // table does not hold them once per part.
+  const stepIsKey = grouping.kind === 'label';
+  const stored: string[] = [
+    ...(stepIsKey ? [] : ['any_value(step) AS st']),
     'count(*) AS n',
     'min(reward) AS lo',
     'max(reward) AS hi',
     'sum(reward) AS rs',
     `count(*) FILTER (WHERE reward >= ${pass}) AS correct`,
-    ...(tokensMapped
-      ? [
-          'count(*) FILTER (WHERE action IS NOT NULL AND env IS NOT NULL) AS token_rows',
-          'coalesce(sum(action) FILTER (WHERE env IS NOT NULL), 0) AS action',
-          'coalesce(sum(env) FILTER (WHERE action IS NOT NULL), 0) AS env',
-          'count(*) FILTER (WHERE action > 0 AND env IS NOT NULL) AS with_action',
-          'coalesce(max(action + env), 0) AS max_len',
-        ]
-      : ['0 AS token_rows', '0 AS action', '0 AS env', '0 AS with_action', '0 AS max_len']),
-    ...(truncMapped
-      ? [
-          'count(truncated) AS trunc_rows',
-          'count(*) FILTER (WHERE truncated) AS trunc',
-          `count(*) FILTER (WHERE truncated AND reward >= ${pass}) AS trunc_correct`,
-          'coalesce(sum(reward) FILTER (WHERE truncated), 0) AS trunc_reward',
-        ]
-      : ['0 AS trunc_rows', '0 AS trunc', '0 AS trunc_correct', '0 AS trunc_reward']),
-    ...(lists ? ['list(reward) AS rws', 'list(length) AS lens'] : []),
-    ...(options.keepAdvantages ? ['list(advantage) AS advs'] : []),
-    ...(options.rankColumns ? ['list(quality) AS qs', 'list(independent) AS inds'] : []),
   ];
+  const viewed: string[] = [stepIsKey ? 'k0 AS st' : 'st', 'n', 'lo', 'hi', 'rs', 'correct'];
+  const sums = (names: string[], aggregates: string[]) => {
+    if (aggregates.length > 0) {
+      stored.push(...aggregates.map((agg, i) => `${agg} AS ${names[i]}`));
+      viewed.push(...names);
+    } else viewed.push(...names.map((name) => `0 AS ${name}`));
+  };
+  sums(
+    ['token_rows', 'action', 'env', 'with_action', 'max_len'],
+    tokensMapped
+      ? [
+          'count(*) FILTER (WHERE action IS NOT NULL AND env IS NOT NULL)',
+          'coalesce(sum(action) FILTER (WHERE env IS NOT NULL), 0)',
+          'coalesce(sum(env) FILTER (WHERE action IS NOT NULL), 0)',
+          'count(*) FILTER (WHERE action > 0 AND env IS NOT NULL)',
+          'coalesce(max(action + env), 0)',
+        ]
+      : [],
+  );
+  sums(
+    ['trunc_rows', 'trunc', 'trunc_correct', 'trunc_reward'],
+    truncMapped
+      ? [
+          'count(truncated)',
+          'count(*) FILTER (WHERE truncated)',
+          `count(*) FILTER (WHERE truncated AND reward >= ${pass})`,
+          'coalesce(sum(reward) FILTER (WHERE truncated), 0)',
+        ]
+      : [],
+  );
+  if (lists) sums(['rws', 'lens'], ['list(reward)', 'list(length)']);
+  if (options.keepAdvantages) sums(['advs'], ['list(advantage)']);
+  if (options.rankColumns) sums(['qs', 'inds'], ['list(quality)', 'list(independent)']);
   const statusKeys = 'missing_bits, invalid_bits, s_json';
   const partKeys = `k0, k1, ${taskIsLabel ? '' : 'task, '}${statusKeys}`;
   const partsSql = `CREATE OR REPLACE TEMP TABLE audit_all AS
-    SELECT ${lists ? 'false' : 'GROUPING(k0) = 1'} AS hist, k0, k1, ${taskIsLabel ? 'k1' : 'task'} AS task, ${statusKeys},
-      ${lists ? 'NULL::DOUBLE AS h_reward, NULL::DOUBLE AS h_length' : 'reward AS h_reward, length AS h_length'},
-      ${aggregates.join(',\n      ')}
+    SELECT ${lists ? '' : 'GROUPING(k0) = 1 AS hist, reward AS h_reward, length AS h_length, '}${partKeys},
+      ${stored.join(',\n      ')}
     FROM (SELECT ${keys[0]} AS k0, ${keys[1]} AS k1, * FROM audit_src)
     GROUP BY ${lists ? partKeys : `GROUPING SETS ((${partKeys}), (${statusKeys}, reward, length))`}`;
   try {
@@ -542,9 +579,9 @@ export async function loadDump(
       throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
     }
   }
-  await db.exec(
-    'CREATE OR REPLACE TEMP VIEW audit_parts AS SELECT * EXCLUDE (hist, h_reward, h_length) FROM audit_all WHERE NOT hist',
-  );
+  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_parts AS
+    SELECT k0, k1, ${taskIsLabel ? 'k1' : 'task'} AS task, ${statusKeys}, ${viewed.join(', ')}
+    FROM audit_all ${lists ? '' : 'WHERE NOT hist'}`);
   // Which mapped columns the dump has (a JSONL key that never appears reads as all NULL).
   const counts =
     (
