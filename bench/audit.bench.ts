@@ -2,9 +2,11 @@
  * `labs audit` on verl-style dumps of 100k and 1M rows (10,000 rows per `<step>.jsonl`, groups of
  * 8, ~3,000 tasks of varied difficulty, outputs of 50-350 characters), generated once under
  * `bench/out/` (ignored by git), against the same-statistics DuckDB SQL bound (bench/audit-bound.mjs:
- * one read_json, per-group and per-task aggregates). Both run as child processes under
- * `/usr/bin/time -v` (wall time and peak RSS of the whole process), alternately, and the ratio is
- * the median of the per-pair ratios. Runs the built CLI (`npm run build` first); `LABS_AUDIT_CLI`
+ * one read_json, the group kinds, per-step, per-task, group-size, reward and length tables the audit
+ * reports). Both run as child processes under `/usr/bin/time -v` (wall time and peak RSS of the
+ * whole process), alternately, and the ratio is the median of the per-pair ratios. The earlier,
+ * narrower bound (`audit-bound.mjs DIR counts`: kinds and the number of steps and tasks, which
+ * DuckDB computes without reading the responses) is timed in the same pairs for comparison. Runs the built CLI (`npm run build` first); `LABS_AUDIT_CLI`
  * points it at another build, and `LABS_AUDIT_BEFORE_CLI` adds a third timed process per pair (an
  * older commit's build), so before and after are measured in the same run.
  */
@@ -87,20 +89,27 @@ export async function run(): Promise<BenchRow[]> {
     await generate(dir, steps);
     const labs: Measured[] = [];
     const sql: Measured[] = [];
+    const counts: Measured[] = [];
+    const countsRatios: number[] = [];
     const before: Measured[] = [];
     const ratios: number[] = [];
     const beforeRatios: number[] = [];
+    const beforeCountsRatios: number[] = [];
     const beforeCli = process.env.LABS_AUDIT_BEFORE_CLI;
     for (let i = 0; i < repeats; i++) {
       const s = measure([bound, dir]);
+      const c = measure([bound, dir, 'counts']);
       const l = measure([cli, 'audit', dir, '--preset', 'verl', '--json']);
       sql.push(s);
+      counts.push(c);
       labs.push(l);
       ratios.push(l.ms / s.ms);
+      countsRatios.push(l.ms / c.ms);
       if (beforeCli) {
         const b = measure([beforeCli, 'audit', dir, '--preset', 'verl', '--json']);
         before.push(b);
         beforeRatios.push(b.ms / s.ms);
+        beforeCountsRatios.push(b.ms / c.ms);
       }
     }
     const record = JSON.parse(labs[0]?.stdout ?? '{}') as { metrics: { rows: number; groups: number } };
@@ -113,6 +122,14 @@ export async function run(): Promise<BenchRow[]> {
       ratio: median(ratios),
       note: `floor: same-statistics DuckDB SQL; peak RSS labs ${peak(labs).toFixed(0)} MB, SQL ${peak(sql).toFixed(0)} MB; CPU s labs ${median(labs.map((m) => m.cpuS)).toFixed(2)}, SQL ${median(sql.map((m) => m.cpuS)).toFixed(2)}; ${repeats} pairs`,
     });
+    rows.push({
+      group: 'audit',
+      name: '  vs the counts-only SQL (no response lengths)',
+      ms: median(labs.map((m) => m.ms)),
+      floor_ms: median(counts.map((m) => m.ms)),
+      ratio: median(countsRatios),
+      note: `peak RSS SQL ${peak(counts).toFixed(0)} MB; CPU s SQL ${median(counts.map((m) => m.cpuS)).toFixed(2)}`,
+    });
     if (beforeCli) {
       rows.push({
         group: 'audit',
@@ -120,7 +137,7 @@ export async function run(): Promise<BenchRow[]> {
         ms: median(before.map((m) => m.ms)),
         floor_ms: median(sql.map((m) => m.ms)),
         ratio: median(beforeRatios),
-        note: `peak RSS ${peak(before).toFixed(0)} MB; CPU s ${median(before.map((m) => m.cpuS)).toFixed(2)}`,
+        note: `peak RSS ${peak(before).toFixed(0)} MB; CPU s ${median(before.map((m) => m.cpuS)).toFixed(2)}; ${median(beforeCountsRatios).toFixed(2)}x the counts-only SQL`,
       });
     }
   }
