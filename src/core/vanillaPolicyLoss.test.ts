@@ -283,6 +283,22 @@ describe('policyLossVanilla: bad input', () => {
       'response_mask',
       'row 0, token 1',
     );
+    // two bad entries whose offsets from 1 cancel (0.5 and 1.5) on the float64 (non-SIMD) path
+    expectLabError(
+      () =>
+        policyLossVanilla(
+          {
+            oldLogProb: Float64Array.from(old),
+            logProb: Float64Array.from(lp),
+            advantages: Float64Array.from(adv),
+            responseMask: Float64Array.of(0.5, 1.5, 1, 0),
+          },
+          shape,
+        ),
+      'BAD_MASK',
+      'response_mask',
+      'row 0, token 0',
+    );
     expectLabError(
       () =>
         policyLossVanilla(

@@ -156,7 +156,8 @@ const TOKENS_PER_CALL = 16384;
  * the other modes only its inputs are checked for finiteness (`x − x` is NaN exactly when x is not
  * finite), which is all verl's result can depend on there (a non-finite padded loss makes verl's
  * loss NaN, see {@link vanillaSlow}).
- * A valid token adds `m − 1` to the check, which is non-zero for any mask value other than 0 or 1.
+ * A valid token adds `(m − 1)²` to the check: non-negative, so two bad entries cannot cancel (0.5 and
+ * 1.5 would with `m − 1`), and non-zero for any mask value other than 0 or 1.
  */
 function vanillaPass(
   old: FloatArray,
@@ -361,7 +362,7 @@ function vanillaRows(
       sum += loss;
       n++;
       kl -= l;
-      check += d - d + (a - a) + (m - 1);
+      check += d - d + (a - a) + (m - 1) * (m - 1);
     }
     sumAll += sum;
     validTokens += n;
