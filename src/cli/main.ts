@@ -6,6 +6,7 @@ import { VERSION } from '../experiments/version.js';
  * errors (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
  */
 import { errorLine, exitCodeFor } from './errorOutput.js';
+import { mark } from './startupMarks.js';
 
 /**
  * `labs ... | head` closes stdout early; stop quietly (as git and coreutils do) instead of dying on
@@ -20,6 +21,7 @@ function handleStdoutErrors(): void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  mark('main');
   handleStdoutErrors();
   const debug = argv.includes('--debug');
   // `labs --version` alone needs no grammar: answer before loading commander (start-up, see
@@ -30,7 +32,9 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const { parseCli } = await import('./parse.js');
+    mark('parse imported');
     const parsed = parseCli(argv);
+    mark('parsed');
     switch (parsed.command) {
       case 'help': {
         process.stdout.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
@@ -50,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
         return await (await import('./commands/list.js')).listCommand(parsed);
       case 'run':
         return await (await import('./commands/run.js')).runCommand(parsed);
+
       case 'conformance':
         return await (await import('./commands/conformance.js')).conformanceCommand(parsed);
       case 'audit':

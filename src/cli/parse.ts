@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
 import { LabError } from '../core/errors.js';
-import { parseSweep, type SweepSpec } from '../experiments/sweep.js';
+import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';

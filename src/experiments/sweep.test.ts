@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOptions, option } from './options.js';
-import { parseSweep, runSweep } from './sweep.js';
+import { runSweep } from './sweep.js';
 import type { Experiment, RunRecord } from './types.js';
 
 // Two arms; the metric is a known function of (budget, seed), and every run logs the seed it saw.
@@ -30,24 +30,6 @@ const toy: Experiment = {
     };
   },
 };
-
-describe('parseSweep', () => {
-  it('reads key=v1,v2,...', () => {
-    expect(parseSweep('budget=22, 24,30')).toEqual({ key: 'budget', values: ['22', '24', '30'] });
-  });
-
-  it('refuses malformed sweeps with BAD_CLI naming --sweep', () => {
-    for (const [text, why] of [
-      ['budget', /expected key=v1,v2/],
-      ['budget=22', /at least two values/],
-      ['budget=22,,25', /a value is empty/],
-      ['budget=22,22', /listed twice/],
-    ] as const) {
-      expect(() => parseSweep(text)).toThrow(why);
-      expect(() => parseSweep(text)).toThrow(expect.objectContaining({ code: 'BAD_CLI' }));
-    }
-  });
-});
 
 describe('runSweep', () => {
   it('runs every value over the same seeds and collects the dose-response with paired differences', async () => {

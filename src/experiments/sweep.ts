@@ -10,14 +10,9 @@ import { LabError } from '../core/errors.js';
 import { runSeeds } from './multiSeed.js';
 import { parseSetPair, resolveConfig } from './options.js';
 import { isDifferenceKey, metricKey } from './seedStatistics.js';
+import type { SweepSpec } from './sweepSpec.js';
 import type { Experiment, JsonValue, MultiSeedRecord, SummaryInterval } from './types.js';
 import { VERSION } from './version.js';
-
-/** `--sweep key=v1,v2,...`: the option key and its values as given (each is read like a `--set` value). */
-export interface SweepSpec {
-  key: string;
-  values: string[];
-}
 
 /** One value of a sweep, its multi-seed record (its own config, summaries and comparisons). */
 export interface SweepPoint {
@@ -53,31 +48,6 @@ export interface SweepRecord {
   points: SweepPoint[];
   dose_response: DoseRow[];
   timing: { wall_ms: number };
-}
-
-/**
- * Parses `key=v1,v2,...` (at least two distinct values; the key is checked against the experiment's
- * options later). Errors: BAD_CLI naming `--sweep` for a missing '=', an empty value, fewer than two
- * values or a repeated value.
- */
-export function parseSweep(text: string): SweepSpec {
-  const eq = text.indexOf('=');
-  const bad = (why: string) =>
-    new LabError('BAD_CLI', `--sweep ${text}: ${why}`, { details: { field: '--sweep', value: text } });
-  if (eq <= 0) throw bad('expected key=v1,v2,... (e.g. budget=22,25,30)');
-  const key = text.slice(0, eq).trim();
-  const values = text
-    .slice(eq + 1)
-    .split(',')
-    .map((v) => v.trim());
-  if (values.some((v) => v === '')) throw bad('a value is empty');
-  if (values.length < 2) throw bad('give at least two values (a sweep of one value is --set)');
-  const seen = new Set<string>();
-  for (const v of values) {
-    if (seen.has(v)) throw bad(`value ${v} is listed twice`);
-    seen.add(v);
-  }
-  return { key, values };
 }
 
 /**

@@ -11,6 +11,7 @@ import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import { createSeedPool, seedWorkerUrl } from '../seedPool.js';
+import { mark } from '../startupMarks.js';
 
 /**
  * Checks, without creating anything, that `dir` could be created and written: it is a writable
@@ -48,9 +49,12 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
 }
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
+  mark('run imported');
   if (p.sweep) return (await import('./sweep.js')).sweepCommand(p, p.sweep);
   const experiment = await loadExperiment(p.experiment);
+  mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
+  mark('config resolved');
   await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
   if (p.html) await checkWritableDir(dirname(p.html), '--html');
   const progress = createProgress(
@@ -79,7 +83,9 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
   } finally {
     progress.stop();
   }
+  mark('experiment ran');
   const path = await writeRecord(record, p.out ? { dir: p.out } : {});
+  mark('record written');
   const htmlPath = p.html === '' ? join(dirname(path), 'report.html') : p.html;
   if (htmlPath) {
     const { writeHtmlReport } = await import('../../report/html.js');
@@ -89,6 +95,7 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
     process.stdout.write(`${toJson(record)}\n`);
   } else {
     const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
+    mark('formatted');
     process.stdout.write(`${text}\n\nrecord: ${path}\n`);
     if (htmlPath) process.stdout.write(`report: ${htmlPath}\n`);
   }
