@@ -1,25 +1,37 @@
 #!/usr/bin/env node
-// `npm run build` (and `prepare`, so `npm ci` builds too). Two steps into one directory (default dist/):
+// `npm run build` (and `prepare`, so `npm ci` builds too). Into one directory (default dist/):
 // 1. tsc: the library (dist/index.js and its modules) with declarations, as before;
-// 2. esbuild: the CLI re-emitted as one bundled entry, dist/cli/main.js, plus the worker thread of
-//    `--jobs` (dist/cli/seedWorker.js) and the chunks both load on demand (dist/cli/<name>-<hash>.js,
-//    one per lazily imported command or experiment, and shared ones). Node then reads a few files
-//    instead of dozens of small modules (zod alone is ~35) at start-up, which was most of the CLI's
-//    start-up time, and `labs --help` never reads the experiments or zod (docs/bench-startup.md).
-//    One file without chunks was measured too: V8 then parses all 1.4 MB on every start (~80 ms of
-//    CPU more for --version). The chunks sit next to the entries because seedPool.ts finds the
-//    worker as './seedWorker.js' relative to its own (chunk) URL.
-// Native and rendering-only packages stay external (resolved from node_modules at run time).
+// 2. esbuild: the CLI (src/cli/main.ts and everything it imports, zod and commander included) as one
+//    CommonJS function in dist/cli/labs.bundle.js; its last line carries a hash of its text;
+// 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/bin.ts: answers --version, runs `labs run`
+//    from the bundle through vm.Script with V8's code cache, and imports main.ts for every other
+//    command), and the worker thread of `--jobs`, dist/cli/seedWorker.js, as ES modules with the
+//    chunks they load on demand (dist/cli/<name>-<hash>.js: main.ts, one per command or experiment,
+//    shared ones). seedPool.ts finds the worker as './seedWorker.js' next to its own file (the
+//    bundle or a chunk);
+// 4. the code cache: runs the built `labs run --experiment agent --seed 7` once (into a temporary
+//    directory) with LABS_WRITE_CODE_CACHE=1, which saves the bytecode V8 compiled for it as
+//    dist/cli/labs.bundle.<hash>.v8cache. Later starts deserialise it instead of compiling.
+// Why (docs/bench-startup.md): Node 20 compiles ES modules afresh at every start and has no compile
+// cache for them; the chunked ES module CLI spent ~100 ms of CPU (on the loaded 2-core VM) reading,
+// linking and compiling its modules before the experiment started. Zod's 40 non-English locales
+// are left out of the bundle (the CLI never switches zod's locale; its messages are zod's English
+// ones, which `en` is).
+// Native and rendering-only packages stay external: the bundle import()s them through the bin.
 // `node scripts/build.mjs DIR` builds into DIR instead (tests build a private copy);
-// `--cli-only` skips step 1 (the bundled CLI does not need it).
+// `--cli-only` skips step 1 (the CLI does not need it).
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const args = process.argv.slice(2);
 const cliOnly = args.includes('--cli-only');
 const outDir = args.find((a) => !a.startsWith('--')) ?? 'dist';
+const cliDir = join(outDir, 'cli');
+const EXTERNAL = ['@duckdb/node-api', '@resvg/resvg-js', 'linkedom', '@observablehq/plot'];
 
 if (!cliOnly) {
   rmSync(outDir, { recursive: true, force: true });
@@ -29,8 +41,56 @@ if (!cliOnly) {
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 }
 
+/** zod's locale index with only `en` (the default, which zod's own setup installs). */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+    }));
+  },
+};
+
+// 2. The CLI as one CommonJS function (see src/cli/bin.ts for its parameters).
+const bundled = await build({
+  entryPoints: ['src/cli/main.ts'],
+  write: false,
+  outfile: join(cliDir, 'labs.bundle.js'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  plugins: [zodEnglishOnly],
+  // seedPool.ts finds the worker next to `import.meta.url`: here, the bundle's own file.
+  define: { 'import.meta.url': '__labsBundleUrl' },
+  banner: { js: 'var __labsBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: 'warning',
+});
+let code = (bundled.outputFiles[0]?.text ?? '').replace(/^#!.*\n/, '');
+// The external packages are ES modules: `import(x)` inside vm.Script would need an experimental vm
+// option, so the bundle calls the bin's importExternal instead. Any other import() is a build error.
+const externalImport = new RegExp(
+  `\\bimport\\((["'])(${EXTERNAL.map((e) => e.replace('/', '\\/')).join('|')})\\1\\)`,
+  'g',
+);
+code = code.replace(externalImport, 'importExternal($1$2$1)');
+const stray = /\bimport\(\s*["'`]/.exec(code);
+if (stray) {
+  throw new Error(
+    `build: the CLI bundle still has an import() at ${code.slice(stray.index, stray.index + 60)}`,
+  );
+}
+// Strict mode, as the ES modules it was bundled from (and the chunked ES module build before it) ran.
+const wrapped = `(function (exports, require, module, __filename, __dirname, importExternal) {"use strict";${code}\n})`;
+const id = createHash('sha256').update(wrapped).digest('hex').slice(0, 16);
+mkdirSync(cliDir, { recursive: true });
+writeFileSync(join(cliDir, 'labs.bundle.js'), `${wrapped}\n//# labs-bundle-id ${id}\n`);
+
+// 3. The bin and the worker thread (ES modules; the worker's chunks are loaded on demand).
 await build({
-  entryPoints: { 'cli/main': 'src/cli/main.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
+  entryPoints: { 'cli/main': 'src/cli/bin.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
   outdir: outDir,
   bundle: true,
   splitting: true,
@@ -39,11 +99,39 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  external: ['@duckdb/node-api', '@resvg/resvg-js', 'linkedom', '@observablehq/plot'],
+  external: EXTERNAL,
+  plugins: [zodEnglishOnly],
   // commander is CommonJS: give its require() calls one in the ES module bundle.
   banner: {
     js: "import { createRequire as __labsCreateRequire } from 'node:module'; const require = __labsCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
 });
-process.stdout.write(`built ${join(outDir, 'cli', 'main.js')} (bundled) and the library under ${outDir}/\n`);
+
+// 4. The code cache, from one run of the built CLI (older caches of this directory removed first).
+for (const f of readdirSync(cliDir)) if (f.endsWith('.v8cache')) rmSync(join(cliDir, f));
+const scratch = mkdtempSync(join(tmpdir(), 'labs-build-'));
+try {
+  const warm = spawnSync(
+    process.execPath,
+    [
+      join(cliDir, 'main.js'),
+      'run',
+      '--experiment',
+      'agent',
+      '--seed',
+      '7',
+      '--out',
+      scratch,
+      '--no-progress',
+    ],
+    { encoding: 'utf8', env: { ...process.env, LABS_WRITE_CODE_CACHE: '1' } },
+  );
+  if (warm.status !== 0)
+    throw new Error(`build: the built CLI failed (exit ${warm.status}):\n${warm.stderr}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.stdout.write(
+  `built ${join(cliDir, 'main.js')} (bin), ${join(cliDir, 'labs.bundle.js')} with its code cache, and the library under ${outDir}/\n`,
+);
