@@ -22,15 +22,25 @@ export interface ChildTiming {
   cpuMs: number;
 }
 
-/** Runs `node ...args` to completion (output discarded); throws if it exits non-zero. */
-export function timeNode(args: readonly string[]): ChildTiming {
+/**
+ * Runs `node ...args` to completion (stdout discarded; `env` added to this process's environment);
+ * throws if it exits non-zero. `stderr` is what the child wrote there.
+ */
+export function timeNode(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): ChildTiming & { stderr: string } {
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   const wallMs = performance.now() - t0;
   const cpuMs = childrenCpuMs() - cpu0;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return { wallMs, cpuMs };
+  return { wallMs, cpuMs, stderr: r.stderr };
 }
 
 /** The built CLI (`npm run build` first); LABS_BENCH_DIST=dir times another build. */

@@ -13,6 +13,29 @@ import { builtCli, type ChildTiming, loadAverage, timeNode } from './childTiming
 import type { BenchRow } from './run.js';
 import { median } from './timing.js';
 
+/**
+ * Where the CPU time of `labs run` goes, from the CLI's own marks (LABS_STARTUP_MARKS=1, src/cli/
+ * startupMarks.ts), medians of 5 more runs: until the CLI's main() starts (Node, the bin, the bundle
+ * and its code cache), the experiment's first (JIT-cold) run, and everything else (parsing, loading
+ * the experiment, validating options, writing the record, formatting).
+ */
+function runBreakdown(cli: string, args: string[]): string {
+  const parts: { start: number; experiment: number; rest: number }[] = [];
+  for (let i = 0; i < 5; i++) {
+    const { stderr } = timeNode([cli, ...args], { LABS_STARTUP_MARKS: '1' });
+    const cpuAt = new Map(
+      [...stderr.matchAll(/^mark (.+) [\d.]+ ([\d.]+)$/gm)].map((m) => [m[1], Number(m[2])]),
+    );
+    const at = (mark: string) => cpuAt.get(mark) ?? Number.NaN;
+    const start = at('main');
+    const experiment = at('experiment ran') - at('config resolved');
+    parts.push({ start, experiment, rest: at('exit') - start - experiment });
+  }
+  const m = (k: keyof (typeof parts)[number]) => median(parts.map((p) => p[k])).toFixed(0);
+  if (parts.some((p) => Number.isNaN(p.start))) return 'no start-up marks in this build';
+  return `CPU ms: to main() ${m('start')}, experiment's first run ${m('experiment')}, rest of the CLI ${m('rest')}`;
+}
+
 export async function run(): Promise<BenchRow[]> {
   const cli = builtCli();
   const reps = Number(process.env.LABS_BENCH_REPS ?? 15);
@@ -47,7 +70,7 @@ export async function run(): Promise<BenchRow[]> {
         ms: median(cmds.map((c) => c.wallMs)),
         floor_ms: median(floors.map((c) => c.wallMs)),
         ratio: wallRatio,
-        note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}`,
+        note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}${args[0] === 'run' ? `; ${runBreakdown(cli, args)}` : ''}`,
       });
     }
   } finally {

@@ -63,6 +63,8 @@ const bundled = await build({
   target: 'node20',
   external: EXTERNAL,
   plugins: [zodEnglishOnly],
+  // A quarter less text to read at every start (names are kept, so stack traces still read).
+  minifyWhitespace: true,
   // seedPool.ts finds the worker next to `import.meta.url`: here, the bundle's own file.
   define: { 'import.meta.url': '__labsBundleUrl' },
   banner: { js: 'var __labsBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
