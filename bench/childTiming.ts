@@ -43,9 +43,9 @@ export function timeNode(
   return { wallMs, cpuMs, stderr: r.stderr };
 }
 
-/** The built CLI (`npm run build` first); LABS_BENCH_DIST=dir times another build. */
-export function builtCli(): string {
-  const cli = join(process.env.LABS_BENCH_DIST ?? 'dist', 'cli', 'main.js');
+/** The built CLI (`npm run build` first) in `dist` (default: LABS_BENCH_DIST, else dist/). */
+export function builtCli(dist = process.env.LABS_BENCH_DIST ?? 'dist'): string {
+  const cli = join(dist, 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`${cli} not found: run npm run build first`);
   return cli;
 }

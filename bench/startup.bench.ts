@@ -4,7 +4,8 @@
  * back, alternating which goes first, and the ratio is the median of the per-pair ratios, so a load
  * spike on the shared machine hits both sides of a pair. Wall and CPU (user + system) are reported.
  * `labs run --experiment agent --seed 7` writes its record into a temporary --out directory.
- * LABS_BENCH_REPS=n sets the repeats (default 15).
+ * LABS_BENCH_REPS=n sets the repeats (default 15); LABS_BENCH_BEFORE=DIR also times the build in
+ * DIR (e.g. an older commit's) in the same pairs.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,11 @@ function runBreakdown(cli: string, args: string[]): string {
 }
 
 export async function run(): Promise<BenchRow[]> {
-  const cli = builtCli();
+  // The build under test, and optionally an older one timed in the same pairs (LABS_BENCH_BEFORE=DIR,
+  // e.g. the previous commit built into a scratch directory): before/after from one run.
+  const builds: [string, string][] = [['', builtCli()]];
+  const before = process.env.LABS_BENCH_BEFORE;
+  if (before) builds.unshift(['before: ', builtCli(before)]);
   const reps = Number(process.env.LABS_BENCH_REPS ?? 15);
   const out = mkdtempSync(join(tmpdir(), 'labs-startup-'));
   const commands: [string, string[]][] = [
@@ -48,29 +53,35 @@ export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     for (const [name, args] of commands) {
-      const floors: ChildTiming[] = [];
-      const cmds: ChildTiming[] = [];
-      timeNode(['-e', '']); // warm the file cache for both
-      timeNode([cli, ...args]);
+      // One "pair" is the floor and every build, in an order that alternates from repeat to repeat.
+      const runs: (() => ChildTiming)[] = [
+        () => timeNode(['-e', '']),
+        ...builds.map(
+          ([, cli]) =>
+            () =>
+              timeNode([cli, ...args]),
+        ),
+      ];
+      const times: ChildTiming[][] = runs.map(() => []);
+      for (const r of runs) r(); // warm the file cache
       for (let i = 0; i < reps; i++) {
-        if (i % 2 === 0) {
-          floors.push(timeNode(['-e', '']));
-          cmds.push(timeNode([cli, ...args]));
-        } else {
-          cmds.push(timeNode([cli, ...args]));
-          floors.push(timeNode(['-e', '']));
-        }
+        const order = runs.map((_, j) => j);
+        if (i % 2 === 1) order.reverse();
+        for (const j of order) times[j]?.push((runs[j] as () => ChildTiming)());
       }
-      const wallRatio = median(cmds.map((c, i) => c.wallMs / (floors[i] as ChildTiming).wallMs));
-      const cpu = median(cmds.map((c) => c.cpuMs));
+      const floors = times[0] as ChildTiming[];
       const cpuFloor = median(floors.map((c) => c.cpuMs));
-      rows.push({
-        group: 'startup',
-        name: `${name} vs node -e ""`,
-        ms: median(cmds.map((c) => c.wallMs)),
-        floor_ms: median(floors.map((c) => c.wallMs)),
-        ratio: wallRatio,
-        note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}${args[0] === 'run' ? `; ${runBreakdown(cli, args)}` : ''}`,
+      builds.forEach(([label, cli], b) => {
+        const cmds = times[b + 1] as ChildTiming[];
+        const cpu = median(cmds.map((c) => c.cpuMs));
+        rows.push({
+          group: 'startup',
+          name: `${label}${name} vs node -e ""`,
+          ms: median(cmds.map((c) => c.wallMs)),
+          floor_ms: median(floors.map((c) => c.wallMs)),
+          ratio: median(cmds.map((c, i) => c.wallMs / (floors[i] as ChildTiming).wallMs)),
+          note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}${args[0] === 'run' ? `; ${runBreakdown(cli, args)}` : ''}`,
+        });
       });
     }
   } finally {
