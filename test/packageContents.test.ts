@@ -40,7 +40,8 @@ describe('package contents', () => {
 
   it('every module under src/ is reachable from an entry point (test helpers live in test/)', () => {
     const seen = new Set<string>();
-    // The library, the CLI (the bin, and main.ts it runs), and the worker thread `--jobs` starts
+    // The library, the CLI (the installed bin, and main.ts run from source and bundled), and the
+    // worker thread `--jobs` starts
     // (loaded by URL, not imported).
     const queue = [
       join('src', 'index.ts'),

@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 /**
  * The installed `labs` (dist/cli/main.js; `npm run build` makes it from this file). It answers
- * `labs --version` at once; `labs run ...` runs the whole CLI (main.ts), which the build bundled into
- * one CommonJS function, dist/cli/labs.bundle.js, through `vm.Script` with V8's code cache: the
- * bytecode of every function the build's own `labs run --experiment agent` compiled, written next
- * to the bundle by `npm run build` (dist/cli/labs.bundle.<id>.v8cache). V8 then deserialises that
- * bytecode instead of parsing and compiling ~1.5 MB of JavaScript (zod, commander, the experiment) at
- * every start; Node 20 has no compile cache for ES modules (`module.enableCompileCache` is Node >= 22.1).
+ * `labs --version` at once. `labs run ...` runs the whole CLI (main.ts, cli.ts and all they import),
+ * which the build bundled into one CommonJS function, dist/cli/labs.bundle.js, through `vm.Script`
+ * with V8's code cache: the bytecode of every function the build's own `labs run --experiment agent`
+ * compiled, written next to the bundle by `npm run build` (dist/cli/labs.bundle.<id>.v8cache). V8
+ * then deserialises that bytecode instead of parsing and compiling ~0.9 MB of JavaScript (zod,
+ * commander, the experiment) at every start; Node 20 has no compile cache for ES modules
+ * (`module.enableCompileCache` is Node >= 22.1).
  * docs/bench-startup.md has the measurements.
  *
  * Safe by construction: the cache's name carries a hash of the bundle's text (the last line of the
  * bundle), so a cache from another build is never read, and V8 itself refuses a cache made by another
  * V8 version or with other V8 flags (`cachedDataRejected`), in which case it simply compiles the
- * source as usual. Other commands import main.ts from the ES module chunks (see the end of this file).
+ * source as usual. Other commands run cli.ts from this file and its ES module chunks (see the end).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import { VERSION } from '../experiments/version.js';
 import { BUNDLE_FILE, bundleCacheFile } from './bundleFiles.js';
+import { runCli } from './cli.js';
 
 /** The bundle's signature: it receives these, as a CommonJS module would (see scripts/build.mjs). */
 type BundleFunction = (
@@ -34,7 +36,7 @@ type BundleFunction = (
 
 /**
  * Runs the bundle through vm.Script with its code cache. Returns false when there is no bundle next to
- * this file (running from source), so the caller falls back to main.ts.
+ * this file (running from source), so the caller runs cli.ts instead.
  */
 function runBundle(): boolean {
   const dir = dirname(fileURLToPath(import.meta.url));
@@ -70,10 +72,10 @@ function runBundle(): boolean {
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-  // Same answer as main.ts gives, without loading anything.
+  // Same answer as cli.ts gives, without loading anything.
   process.stdout.write(`${VERSION}\n`);
 } else if (argv[0] !== 'run' || !runBundle()) {
   // Every other command (help, list, audit, report, compare, conformance) starts faster from the
   // ES module chunks, which load only what the command needs: the cache holds all of `run`'s code.
-  await import('./main.js');
+  runCli(argv);
 }

@@ -1,0 +1,86 @@
+/**
+ * `labs`: parse, dispatch, print, exit. The only place (with src/cli/commands) that prints or
+ * exits. Errors become one line on stderr (errorOutput.ts) and exit code 2 for usage errors
+ * (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
+ * Started by main.ts (from source, and in the bundle) or by the installed bin (bin.ts).
+ */
+import { VERSION } from '../experiments/version.js';
+import { errorLine, exitCodeFor } from './errorOutput.js';
+import { mark } from './startupMarks.js';
+
+/**
+ * `labs ... | head` closes stdout early; stop quietly (as git and coreutils do) instead of dying on
+ * an unhandled 'error' event with a stack trace. Other stdout errors are reported in one line.
+ */
+function handleStdoutErrors(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`labs: error [IO_ERROR]: cannot write to stdout: ${e.message}\n`);
+    process.exit(1);
+  });
+}
+
+async function main(argv: string[]): Promise<number> {
+  mark('main');
+  handleStdoutErrors();
+  const debug = argv.includes('--debug');
+  // `labs --version` alone needs no grammar: answer before loading commander (start-up, see
+  // docs/bench-startup.md). Everything else, `--help` included, goes through parse.ts.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  try {
+    const { parseCli } = await import('./parse.js');
+    mark('parse imported');
+    const parsed = parseCli(argv);
+    mark('parsed');
+    switch (parsed.command) {
+      case 'help': {
+        process.stdout.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
+        if (parsed.experiment) {
+          // `labs run -e NAME --help`: that experiment's options, from the same declaration as `labs list`.
+          const { loadExperiment } = await import('../experiments/registry.js');
+          const { formatExperimentOptions } = await import('./commands/list.js');
+          const lines = formatExperimentOptions(await loadExperiment(parsed.experiment));
+          process.stdout.write(`\nOptions of experiment ${lines.join('\n')}\n`);
+        }
+        return 0;
+      }
+      case 'version':
+        process.stdout.write(`${parsed.text}\n`);
+        return 0;
+      case 'list':
+        return await (await import('./commands/list.js')).listCommand(parsed);
+      case 'run':
+        return await (await import('./commands/run.js')).runCommand(parsed);
+
+      case 'conformance':
+        return await (await import('./commands/conformance.js')).conformanceCommand(parsed);
+      case 'audit':
+        return await (await import('./commands/audit.js')).auditCommand(parsed);
+      case 'report':
+        return await (await import('./commands/report.js')).reportCommand(parsed);
+      case 'compare':
+        return await (await import('./commands/compare.js')).compareCommand(parsed);
+    }
+  } catch (e) {
+    process.stderr.write(`${errorLine(e, debug)}\n`);
+    const stack = (e as Error)?.stack;
+    if (debug && stack) process.stderr.write(`${stack}\n`);
+    return exitCodeFor(e);
+  }
+}
+
+/** Runs `labs` with `argv` (without `node` and the script) and sets the process's exit code. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`${errorLine(e)}\n`);
+      process.exitCode = exitCodeFor(e);
+    },
+  );
+}
