@@ -101,6 +101,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
+  minifyWhitespace: true,
   external: EXTERNAL,
   plugins: [zodEnglishOnly],
   // commander is CommonJS: give its require() calls one in the ES module bundle.
