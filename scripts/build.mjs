@@ -135,6 +135,9 @@ try {
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
+if (!readdirSync(cliDir).some((f) => f.endsWith('.v8cache'))) {
+  throw new Error(`build: the built CLI ran but wrote no code cache into ${cliDir}`);
+}
 process.stdout.write(
   `built ${join(cliDir, 'main.js')} (bin), ${join(cliDir, 'labs.bundle.js')} with its code cache, and the library under ${outDir}/\n`,
 );

@@ -57,8 +57,15 @@ function runBundle(): boolean {
   }
   const script = new Script(source, { filename: file, cachedData });
   if (cacheFile && process.env.LABS_WRITE_CODE_CACHE === '1') {
-    // `npm run build` only: after this run, save the bytecode of everything it compiled.
-    process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+    // `npm run build` only: after this run, save the bytecode of everything it compiled (a
+    // directory that cannot be written only means no cache, never a failed command).
+    process.once('exit', () => {
+      try {
+        writeFileSync(cacheFile, script.createCachedData());
+      } catch (e) {
+        process.stderr.write(`labs: could not write the code cache ${cacheFile}: ${(e as Error).message}\n`);
+      }
+    });
   }
   if (process.env.LABS_STARTUP_MARKS && cachedData) {
     process.stderr.write(`code cache ${cacheFile}: ${script.cachedDataRejected ? 'rejected' : 'used'}\n`);
