@@ -106,8 +106,11 @@ describe('explore experiment', () => {
     ['temperatures', [Number.POSITIVE_INFINITY]],
     ['entropy_coefs', [-0.01]],
     ['replay_fractions', [1.5]],
+    ['replay_fractions', [-0.1]],
     ['schedule', [1, 4]],
+    ['schedule', [0, 1]],
     ['hot_temperature', 0],
+    ['hot_temperature', -1],
   ])('refuses %s=%j as a usage error naming the option', (key, value) => {
     let err: unknown;
     try {
