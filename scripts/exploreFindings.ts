@@ -2,7 +2,7 @@
  * Paired results of the explore experiment over seeds, from the per-seed JSON records written by
  * `bash scripts/exploreSeeds.sh DIR POLICY FIRST LAST [...]`:
  *
- *   npx tsx scripts/exploreFindings.ts DIR [POLICY]
+ *   npx tsx scripts/exploreFindings.ts DIR [CONTROL_DIR]
  *
  * For each section present in the records it prints the per-arm means over seeds (with the
  * project's summary interval: percentile bootstrap over seeds for a rate, t otherwise;
@@ -18,6 +18,9 @@
  * - task_classes: each arm vs uniform on the final pass rate of each class (sometimes, never).
  * - curriculum: each arm vs uniform on forgetting_easy, gain_hard, eval_auc; plus each replay arm
  *   vs staged (no replay) on the same three.
+ * - policy contrast (with CONTROL_DIR, records of the other policy on the same seeds): per
+ *   curriculum arm, forgetting_easy of DIR's policy − CONTROL_DIR's, paired by seed (both policies
+ *   draw the same tasks for the same seed); only seeds present in both directories.
  *
  * All resampling draws from the statistics' own seeded stream, so reruns print the same numbers.
  */
@@ -29,15 +32,17 @@ import type { Comparison, JsonValue, RunRecord } from '../src/experiments/types.
 type Row = Record<string, JsonValue>;
 
 const dir = process.argv[2];
-const policy = process.argv[3] ?? '';
+const controlDir = process.argv[3];
 if (!dir) {
-  process.stderr.write('usage: npx tsx scripts/exploreFindings.ts DIR [POLICY]\n');
+  process.stderr.write('usage: npx tsx scripts/exploreFindings.ts DIR [CONTROL_DIR]\n');
   process.exit(2);
 }
-const records: RunRecord[] = readdirSync(dir)
-  .filter((f) => f.endsWith('.json') && f.startsWith(policy))
-  .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunRecord)
-  .sort((a, b) => a.seed - b.seed);
+const readRecords = (d: string): RunRecord[] =>
+  readdirSync(d)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(d, f), 'utf8')) as RunRecord)
+    .sort((a, b) => a.seed - b.seed);
+const records = readRecords(dir);
 if (records.length === 0) {
   process.stderr.write(`no records in ${dir}\n`);
   process.exit(1);
@@ -213,4 +218,25 @@ if (records.every((r) => r.tables.curriculum)) {
         ),
       });
   printComparisons('(c) curriculum', items);
+}
+
+// --- policy contrast on forgetting -------------------------------------------------------------------
+if (controlDir && records.every((r) => r.tables.curriculum)) {
+  const control = new Map(readRecords(controlDir).map((r) => [r.seed, r]));
+  const both = records.filter((r) => control.get(r.seed)?.tables.curriculum);
+  const ours = records[0]?.config.policy as string;
+  const theirs = control.get(both[0]?.seed ?? -1)?.config.policy as string;
+  const arms = (records[0]?.tables.curriculum ?? []).map((r) => r.arm as string);
+  const pick = (rec: RunRecord | undefined, arm: string) =>
+    num((rec?.tables.curriculum ?? []).find((r) => r.arm === arm)?.forgetting_easy);
+  printComparisons(
+    `(c) forgetting_easy, ${ours} − ${theirs} policy on seeds ${both.map((r) => r.seed).join(',')}`,
+    arms.map((arm) => ({
+      arm: `${ours}:${arm}`,
+      baseline: `${theirs}:${arm}`,
+      metric: 'forgetting_easy',
+      armValues: both.map((r) => pick(r, arm)),
+      baselineValues: both.map((r) => pick(control.get(r.seed), arm)),
+    })),
+  );
 }
