@@ -6,7 +6,8 @@
  *
  * For each section present in the records it prints the per-arm means over seeds (with the
  * project's summary interval: percentile bootstrap over seeds for a rate, t otherwise;
- * `summarizeAcrossSeeds`) and the family of paired comparisons of that section (`compareSeries`):
+ * `summarizeAcrossSeeds`; tokens per success, heavy-tailed and undefined in a seed without a
+ * success, as the median over the seeds that have one) and the family of paired comparisons of that section (`compareSeries`):
  * diff = mean over seeds of arm − baseline, paired by seed (seeds where either value is missing
  * are left out; n says how many remain), ci95 = paired BCa bootstrap (10,000 resamples), p =
  * two-sided sign-flip permutation test (exact up to 20 seeds), p_holm = Holm's adjustment across
@@ -64,6 +65,17 @@ function cell(values: (number | null)[], key: string): string {
   return xs.length < 2 ? `${fmt(s.mean)}${n}` : `${fmt(s.mean)} [${fmt(s.ci95[0])}, ${fmt(s.ci95[1])}]${n}`;
 }
 
+/** Median over the seeds with a finite value (tokens per success: heavy-tailed, undefined without a success). */
+function median(values: (number | null)[]): string {
+  const xs = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+  if (xs.length === 0) return 'n/a';
+  const m =
+    xs.length % 2
+      ? (xs[(xs.length - 1) / 2] as number)
+      : ((xs[xs.length / 2 - 1] as number) + (xs[xs.length / 2] as number)) / 2;
+  return `median ${fmt(m)}${xs.length < values.length ? ` (${xs.length} seeds)` : ''}`;
+}
+
 function printComparisons(title: string, items: PairedSeries[]): void {
   const rows: Comparison[] = compareSeries(items);
   out(`\n${title}: ${rows.length} paired comparisons, Holm across them; * = p_holm < 0.05`);
@@ -99,7 +111,7 @@ if (records.every((r) => r.tables.levers)) {
       return fmt(xs.reduce((s, x) => s + x, 0) / xs.length);
     });
     out(
-      `| ${a.tau} | ${a.beta} | ${a.is} | ${metrics.map((m) => cell(values(rows, m), m)).join(' | ')} | ${levels.join(' / ')} |`,
+      `| ${a.tau} | ${a.beta} | ${a.is} | ${metrics.map((m) => (m === 'tokens_per_success' ? median(values(rows, m)) : cell(values(rows, m), m))).join(' | ')} | ${levels.join(' / ')} |`,
     );
   }
   const base = arms.find((a) => a.tau === 1 && a.beta === 0 && a.is === 'off') ?? arms[0];
