@@ -17,8 +17,9 @@
  *   eval_success; plus IS on vs IS off at each (tau, beta) on eval_success. IS-on arms at tau 1
  *   are left out (the IS weights are exactly 1 there: they repeat the IS-off arm).
  * - task_classes: each arm vs uniform on the final pass rate of each class (sometimes, never).
- * - curriculum: each arm vs uniform on forgetting_easy, gain_hard, eval_auc; plus each replay arm
- *   vs staged (no replay) on the same three.
+ * - curriculum: each arm vs uniform on forgetting_easy, gain_hard, eval_auc and final_level_1 (the
+ *   easy skill at the end: forgetting_easy, a drop from the peak, is small when the peak is);
+ *   plus each replay arm vs staged (no replay) on the same four.
  * - policy contrast (with CONTROL_DIR, records of the other policy on the same seeds): per
  *   curriculum arm, forgetting_easy of DIR's policy − CONTROL_DIR's, paired by seed (both policies
  *   draw the same tasks for the same seed); only seeds present in both directories.
@@ -214,7 +215,7 @@ if (records.every((r) => r.tables.curriculum)) {
     ...arms.filter((a) => a !== 'uniform').map((a) => [a, 'uniform']),
     ...arms.filter((a) => a.startsWith('staged_replay')).map((a) => [a, 'staged']),
   ];
-  for (const m of ['forgetting_easy', 'gain_hard', 'eval_auc'])
+  for (const m of ['forgetting_easy', 'gain_hard', 'eval_auc', 'final_level_1'])
     for (const [arm, baseline] of pairs)
       items.push({
         arm: arm as string,
