@@ -25,6 +25,7 @@ done | xargs -P "${JOBS:-1}" -n 1 bash -c '
   seed=${*: -1}; extra=("${@:1:$#-1}")
   f="$out/$policy-seed$seed.json"
   [ -s "$f" ] && exit 0 # written meanwhile by another queue on the same directory
-  nice -n 19 $labs run --experiment explore --seed "$seed" --set "policy=$policy" "${extra[@]}" --json > "$f.tmp"
-  mv "$f.tmp" "$f"
+  # the record appears only when the run succeeded (a failed or killed run leaves its .tmp)
+  nice -n 19 $labs run --experiment explore --seed "$seed" --set "policy=$policy" "${extra[@]}" --json > "$f.tmp" &&
+    mv "$f.tmp" "$f"
 ' _ "$labs" "$out" "$policy" "$@"
