@@ -95,12 +95,19 @@ const values = (rows: (Row | null)[], key: string) => rows.map((r) => num(r?.[ke
 
 // --- (a) levers -------------------------------------------------------------------------------------
 if (records.every((r) => r.tables.levers)) {
-  const arms = (records[0]?.tables.levers ?? []).map((r) => ({
-    arm: r.arm as string,
-    tau: r.temperature as number,
-    beta: r.entropy_coef as number,
-    is: r.is_correction as string,
-  }));
+  // the arms every record has (records run on different grids are compared on their common arms;
+  // an arm's numbers do not depend on the grid: each arm starts from the seed's own streams)
+  const arms = (records[0]?.tables.levers ?? [])
+    .filter((r) => records.every((rec) => (rec.tables.levers ?? []).some((x) => x.arm === r.arm)))
+    .map((r) => ({
+      arm: r.arm as string,
+      tau: r.temperature as number,
+      beta: r.entropy_coef as number,
+      is: r.is_correction as string,
+    }));
+  const dropped = (records[0]?.tables.levers ?? []).length - arms.length;
+  if (dropped > 0)
+    out(`\n(a) levers: ${dropped} arms of seed ${records[0]?.seed} are missing in some records: left out`);
   const metrics = ['valid_action_rate', 'train_success', 'tokens_per_success', 'entropy', 'eval_success'];
   out('\n(a) levers: mean over seeds [interval]');
   out(`| tau | beta | IS | ${metrics.join(' | ')} | eval level 1 / 2 / 3 |`);
