@@ -22,7 +22,8 @@
  *   plus each replay arm vs staged (no replay) on the same four.
  * - policy contrast (with CONTROL_DIR, records of the other policy on the same seeds): per
  *   curriculum arm, forgetting_easy of DIR's policy − CONTROL_DIR's, paired by seed (both policies
- *   draw the same tasks for the same seed); only seeds present in both directories.
+ *   draw the same tasks for the same seed, except hardest_variance_first, whose draws follow the
+ *   policy's results); only seeds present in both directories.
  *
  * All resampling draws from the statistics' own seeded stream, so reruns print the same numbers.
  */
