@@ -1,8 +1,17 @@
 /**
- * `--jobs N`: a kept pool of N worker threads (node:worker_threads), each running whole seeds of one
+ * `--jobs N`: the main thread plus N - 1 worker threads (node:worker_threads) run the seeds of one
  * experiment. Seeds are independent and every random draw comes from the seed's own stream, so a
  * seed's record is the same on any thread; records cross back by structured clone, which keeps every
  * number bit for bit (NaN, -0 and Infinity included).
+ *
+ * Why this shape (docs/bench-startup.md, "Many seeds"): a worker costs CPU to start (a V8 isolate,
+ * the experiment's modules and zod, its own JIT warm-up), so
+ * - the main thread, which has loaded and warmed nothing less, runs seeds too: `--jobs 2` starts one
+ *   worker, not two;
+ * - the workers are started (see {@link openSeedPool}) before the main thread loads the experiment
+ *   and validates the options, so their start overlaps that work;
+ * - every thread claims its next seed from a shared atomic counter ({@link SeedQueue}), so no thread
+ *   waits for the main thread's event loop and the last seeds go to whichever thread is free.
  *
  * The workers load the built `seedWorker.js` next to the running CLI. Run from source (tsx), there is
  * no such file (tsx's loader does not reach worker threads on Node 20), and the seeds run serially on
@@ -12,32 +21,36 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LabError, type LabErrorCode } from '../core/errors.js';
-import type { SeedRunner } from '../experiments/multiSeed.js';
-import type { JsonValue, RunRecord } from '../experiments/types.js';
+import type { SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
+import type { Experiment, JsonValue, RunRecord } from '../experiments/types.js';
+import { SeedQueue } from './seedQueue.js';
 
-/** What every worker is started with. */
+/** What every worker is started with: the experiment it loads at once. */
 export interface SeedWorkerData {
   experiment: string;
-  config: Record<string, JsonValue>;
 }
 
-/** One seed to run. */
-export interface SeedRequest {
-  seed: number;
+/** One `runAll` sent to a worker: the tasks (config by index), and the shared counter. */
+export interface SeedJob {
+  configs: Record<string, JsonValue>[];
+  tasks: { config: number; seed: number }[];
+  queue: SharedArrayBuffer;
 }
 
-type SeedReply =
-  | { ok: true; record: RunRecord }
-  | {
-      ok: false;
-      error: {
-        lab: boolean;
-        code?: LabErrorCode;
-        message: string;
-        details?: Record<string, unknown>;
-        stack?: string;
-      };
-    };
+/** An error as plain data (a LabError's code, message and details; any other error's message and stack). */
+export interface PlainError {
+  lab: boolean;
+  code?: LabErrorCode;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+  stack?: string | undefined;
+}
+
+/** What a worker posts: a finished task, or that it claims no more tasks (and whether it could load at all). */
+export type SeedReply =
+  | { type: 'record'; index: number; record: RunRecord }
+  | { type: 'error'; index: number; error: PlainError }
+  | { type: 'done'; loadError?: PlainError };
 
 /** The built worker next to this module (dist/cli/seedWorker.js), or null when running from source. */
 export function seedWorkerUrl(): URL | null {
@@ -47,7 +60,7 @@ export function seedWorkerUrl(): URL | null {
 }
 
 /** The error a worker reported, rebuilt on this thread (a LabError keeps its code and details). */
-function rebuild(error: Extract<SeedReply, { ok: false }>['error']): Error {
+function rebuild(error: PlainError): Error {
   const e =
     error.lab && error.code
       ? new LabError(error.code, error.message, error.details ? { details: error.details } : {})
@@ -56,72 +69,143 @@ function rebuild(error: Extract<SeedReply, { ok: false }>['error']): Error {
   return e;
 }
 
-/** A {@link SeedRunner} over `jobs` worker threads; `close()` ends them (always call it). */
-export function createSeedPool(
-  workerUrl: URL,
-  jobs: number,
-  data: SeedWorkerData,
-): SeedRunner & { close(): Promise<void> } {
-  const idle: Worker[] = [];
-  const waiting: ((w: Worker) => void)[] = [];
+/** Workers started for one experiment; `runner` adds this thread's copy of it. Always `close()`. */
+export interface SeedPool {
+  /** The {@link SeedRunner} over the workers and this thread (which runs `experiment`). */
+  runner(experiment: Experiment): SeedRunner;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the workers of `--jobs jobs` for `tasks` runs of experiment `name` (the main thread is one
+ * of the `jobs` threads), or returns null when there is nothing to share (jobs or tasks <= 1) or no
+ * built worker (running from source). Call it before loading the experiment on this thread, so the
+ * workers load theirs meanwhile.
+ */
+export function openSeedPool(name: string, jobs: number, tasks: number): SeedPool | null {
+  const workers = Math.min(jobs, tasks) - 1;
+  if (workers < 1) return null;
+  const url = seedWorkerUrl();
+  return url ? startSeedPool(url, name, workers) : null;
+}
+
+/** `workers` worker threads loading experiment `name` from `workerUrl` (see {@link openSeedPool}). */
+export function startSeedPool(workerUrl: URL, name: string, workers: number): SeedPool {
   const all: Worker[] = [];
-  const dead = new Set<Worker>();
-  for (let i = 0; i < jobs; i++) {
-    const w = new Worker(workerUrl, { workerData: data });
-    // A worker that dies outside a seed (e.g. failing to load) must not go unnoticed.
+  const dead = new Map<Worker, Error>();
+  for (let i = 0; i < workers; i++) {
+    const w = new Worker(workerUrl, { workerData: { experiment: name } satisfies SeedWorkerData });
+    // Idle workers must not keep the process alive; a worker that dies outside a run is noted.
     w.unref();
-    w.on('exit', () => dead.add(w));
-    w.on('error', () => dead.add(w));
+    w.on('exit', (code) => {
+      if (!dead.has(w)) dead.set(w, new Error(`a worker thread exited with code ${code}`));
+    });
+    w.on('error', (e) => dead.set(w, e));
     all.push(w);
-    idle.push(w);
   }
-  const acquire = (): Promise<Worker> => {
-    const w = idle.pop();
-    return w ? Promise.resolve(w) : new Promise((resolve) => waiting.push(resolve));
-  };
-  const release = (w: Worker): void => {
-    const next = waiting.shift();
-    if (next) next(w);
-    else idle.push(w);
-  };
-  return {
-    jobs,
-    async run(seed: number): Promise<RunRecord> {
-      const w = await acquire();
-      if (dead.has(w)) {
-        release(w);
-        throw new Error(`a worker thread stopped before seed ${seed} could run`);
-      }
-      w.ref();
-      try {
-        return await new Promise<RunRecord>((resolve, reject) => {
-          const onMessage = (reply: SeedReply) => {
-            cleanup();
-            if (reply.ok) resolve(reply.record);
-            else reject(rebuild(reply.error));
-          };
-          const onError = (e: Error) => {
-            cleanup();
-            reject(e);
-          };
-          const onExit = (code: number) => {
-            cleanup();
-            reject(new Error(`worker thread exited with code ${code} while running seed ${seed}`));
-          };
-          const cleanup = () => {
-            w.off('message', onMessage);
-            w.off('error', onError);
-            w.off('exit', onExit);
-          };
-          w.on('message', onMessage);
-          w.on('error', onError);
-          w.on('exit', onExit);
-          w.postMessage({ seed } satisfies SeedRequest);
-        });
-      } finally {
+
+  /** Runs the tasks a worker claims; resolves when it claims no more (or dies: `queue` is then stopped). */
+  const drive = (
+    w: Worker,
+    job: SeedJob,
+    queue: SeedQueue,
+    outcomes: (SeedOutcome | undefined)[],
+    report: () => void,
+  ): Promise<{ loadError?: Error; died?: Error }> =>
+    new Promise((resolve) => {
+      const onMessage = (reply: SeedReply) => {
+        if (reply.type === 'record') outcomes[reply.index] = { ok: true, record: reply.record };
+        else if (reply.type === 'error') outcomes[reply.index] = { ok: false, error: rebuild(reply.error) };
+        else {
+          cleanup();
+          resolve(reply.loadError ? { loadError: rebuild(reply.loadError) } : {});
+          return;
+        }
+        report();
+      };
+      const onDeath = (e: unknown) => {
+        cleanup();
+        queue.stop();
+        resolve({ died: e instanceof Error ? e : new Error(`a worker thread exited with code ${e}`) });
+      };
+      const cleanup = () => {
+        w.off('message', onMessage);
+        w.off('error', onDeath);
+        w.off('exit', onDeath);
         w.unref();
-        release(w);
-      }
+      };
+      w.ref();
+      w.on('message', onMessage);
+      w.on('error', onDeath);
+      w.on('exit', onDeath);
+      w.postMessage(job);
+    });
+
+  return {
+    runner(experiment: Experiment): SeedRunner {
+      return {
+        jobs: workers + 1,
+        async runAll(tasks: readonly SeedTask[], onFinished?: (done: number, total: number) => void) {
+          const n = tasks.length;
+          const queue = new SeedQueue(n);
+          const outcomes: (SeedOutcome | undefined)[] = new Array(n);
+          const report = (extra = 0) => onFinished?.(Math.min(n, queue.finished() + extra), n);
+          const configs: Record<string, JsonValue>[] = [];
+          const configIndex = new Map<Record<string, JsonValue>, number>();
+          const job: SeedJob = {
+            configs,
+            tasks: tasks.map((t) => {
+              let c = configIndex.get(t.config);
+              if (c === undefined) {
+                c = configs.push(t.config) - 1;
+                configIndex.set(t.config, c);
+              }
+              return { config: c, seed: t.seed };
+            }),
+            queue: queue.buffer,
+          };
+          const live = all.filter((w) => !dead.has(w));
+          const driven = live.map((w) => drive(w, job, queue, outcomes, report));
+          // This thread's share: the same claiming loop as a worker's (seedWorker.ts).
+          for (let i = queue.claim(); i >= 0; i = queue.claim()) {
+            const task = tasks[i] as SeedTask;
+            let failed = false;
+            try {
+              const onProgress = (d: number, t: number) => report(t > 0 ? d / t : 1);
+              outcomes[i] = {
+                ok: true,
+                record: await experiment.run(task.config, { seed: task.seed, onProgress }),
+              };
+            } catch (e) {
+              outcomes[i] = { ok: false, error: e };
+              failed = true;
+            }
+            queue.finish(failed);
+            report();
+          }
+          const ends = await Promise.all(driven);
+          // A task claimed by a worker that died has no outcome: it fails with the worker's death.
+          const died = ends.find((e) => e.died)?.died;
+          for (let i = 0; i < queue.claimed(); i++) {
+            if (!outcomes[i]) {
+              const seed = (tasks[i] as SeedTask).seed;
+              outcomes[i] = {
+                ok: false,
+                error: new Error(
+                  `a worker thread stopped while running seed ${seed}: ${died?.message ?? 'unknown cause'}`,
+                ),
+              };
+            }
+          }
+          // Nothing failed, yet tasks are left: no thread could run them (e.g. every worker failed to load).
+          if (queue.claimed() < n && outcomes.every((o) => o?.ok !== false)) {
+            throw (
+              ends.find((e) => e.loadError)?.loadError ?? died ?? new Error('no thread could run the seeds')
+            );
+          }
+          return outcomes;
+        },
+      };
     },
     async close() {
       await Promise.all(all.map((w) => w.terminate()));

@@ -1,24 +1,52 @@
 /**
- * A worker thread of `labs run --seeds ... --jobs N` (see seedPool.ts): loads the experiment named in
- * `workerData` once, then runs each seed it is sent and posts back the record, or the error as plain
- * data (a LabError's code, message and details; any other error's message and stack).
+ * A worker thread of `labs run --seeds ... --jobs N` (see seedPool.ts). Its own entry point, so it
+ * loads only the experiment registry, the named experiment (with what that imports) and the shared
+ * counter, never the CLI's grammar, reports or DuckDB. It starts loading the experiment at once
+ * (while the main thread is still validating the options); for each job it is sent, it claims tasks
+ * from the shared counter until none is left, posting each record, or the error as plain data,
+ * as soon as it is done, then posts 'done'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { isLabError } from '../core/errors.js';
 import { loadExperiment } from '../experiments/registry.js';
-import type { SeedRequest, SeedWorkerData } from './seedPool.js';
+import type { Experiment } from '../experiments/types.js';
+import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.js';
+import { SeedQueue } from './seedQueue.js';
 
-const { experiment: name, config } = workerData as SeedWorkerData;
 const port = parentPort;
 if (!port) throw new Error('seedWorker.js runs only as a worker thread');
-const experiment = await loadExperiment(name);
-port.on('message', async ({ seed }: SeedRequest) => {
+const post = (reply: SeedReply) => port.postMessage(reply);
+
+function plain(e: unknown): PlainError {
+  return isLabError(e)
+    ? { lab: true, code: e.code, message: e.message, details: e.details, stack: e.stack }
+    : { lab: false, message: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack };
+}
+
+const loading: Promise<Experiment> = loadExperiment((workerData as SeedWorkerData).experiment);
+loading.catch(() => {}); // reported with the first job
+
+port.on('message', async (job: SeedJob) => {
+  let experiment: Experiment;
   try {
-    port.postMessage({ ok: true, record: await experiment.run(config, { seed }) });
+    experiment = await loading;
   } catch (e) {
-    const error = isLabError(e)
-      ? { lab: true, code: e.code, message: e.message, details: e.details, stack: e.stack }
-      : { lab: false, message: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack };
-    port.postMessage({ ok: false, error });
+    post({ type: 'done', loadError: plain(e) });
+    return;
   }
+  const queue = new SeedQueue(job.tasks.length, job.queue);
+  for (let i = queue.claim(); i >= 0; i = queue.claim()) {
+    const task = job.tasks[i] as SeedJob['tasks'][number];
+    try {
+      const record = await experiment.run(job.configs[task.config] as SeedJob['configs'][number], {
+        seed: task.seed,
+      });
+      post({ type: 'record', index: i, record });
+      queue.finish(false);
+    } catch (e) {
+      post({ type: 'error', index: i, error: plain(e) });
+      queue.finish(true);
+    }
+  }
+  post({ type: 'done' });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
-import { runSeeds } from './multiSeed.js';
+import { runSeeds, type SeedOutcome, type SeedRunner, type SeedTask } from './multiSeed.js';
 import { defineOptions, option } from './options.js';
 import type { Experiment, RunRecord } from './types.js';
 
@@ -63,49 +63,65 @@ describe('runSeeds', () => {
   });
 
   describe('on a SeedRunner (the --jobs pool)', () => {
-    /** A runner that runs the toy with the seed's delay (ms), so seeds finish out of order. */
-    const delayed = (jobs: number, delay: (seed: number) => number, fail?: (seed: number) => boolean) => {
-      let inFlight = 0;
-      let maxInFlight = 0;
-      const started: number[] = [];
-      const runner = {
-        jobs,
-        async run(seed: number): Promise<RunRecord> {
-          started.push(seed);
-          maxInFlight = Math.max(maxInFlight, ++inFlight);
-          await new Promise((r) => setTimeout(r, delay(seed)));
-          inFlight--;
-          if (fail?.(seed)) throw new LabError('NON_FINITE', `logit is NaN at seed ${seed}`);
-          return toy.run({ k: 1 }, { seed }) as RunRecord;
-        },
-      };
-      return { runner, started, maxInFlight: () => maxInFlight };
-    };
+    /**
+     * A runner that finishes the tasks in `order` (task indices), failing the seeds `fail` picks;
+     * tasks after index `claimedUpTo` get no outcome (never claimed after a failure).
+     */
+    const scrambled = (
+      order: number[],
+      fail: (seed: number) => boolean = () => false,
+      claimedUpTo = Number.POSITIVE_INFINITY,
+    ): SeedRunner => ({
+      jobs: 2,
+      async runAll(tasks: readonly SeedTask[], onFinished?: (done: number, total: number) => void) {
+        const outcomes: (SeedOutcome | undefined)[] = new Array(tasks.length);
+        let done = 0;
+        for (const i of order) {
+          const t = tasks[i] as SeedTask;
+          if (i > claimedUpTo) continue;
+          outcomes[i] = fail(t.seed)
+            ? { ok: false, error: new LabError('NON_FINITE', `logit is NaN at seed ${t.seed}`) }
+            : {
+                ok: true,
+                record: (await toy.run({ k: t.config.k as number }, { seed: t.seed })) as RunRecord,
+              };
+          onFinished?.(++done, tasks.length);
+        }
+        return outcomes;
+      },
+    });
 
     it('gives the serial record (in seed order) with finished seeds counted', async () => {
       const seeds = [5, 1, 4, 2, 3];
-      const { runner, maxInFlight } = delayed(2, (s) => 10 * s);
       const progress: [number, number][] = [];
+      const runner = scrambled([3, 1, 4, 0, 2]);
       const rec = await runSeeds(toy, { k: 1 }, seeds, (d, t) => progress.push([d, t]), runner);
       const serial = await runSeeds(toy, { k: 1 }, seeds);
       expect({ ...rec, timing: null }).toEqual({ ...serial, timing: null });
       expect(progress).toEqual([1, 2, 3, 4, 5].map((d) => [d, 5]));
-      expect(maxInFlight()).toBe(2);
     });
 
-    it('throws the first failing seed in list order, and starts no seed after a failure', async () => {
-      // Seed 3 fails slowly, seed 4 fails fast: a serial run reports seed 3, and so must the pool.
-      const { runner, started } = delayed(
-        2,
-        (s) => (s === 3 ? 40 : 1),
-        (s) => s >= 3,
-      );
+    it('throws the first failing seed in list order, as a serial run does', async () => {
+      // Seeds 3 and 4 fail, 4 first: a serial run reports seed 3, and so must the pool.
+      const runner = scrambled([3, 0, 1, 2], (s) => s >= 3, 3);
       await expect(runSeeds(toy, { k: 1 }, [1, 2, 3, 4, 5, 6], undefined, runner)).rejects.toMatchObject({
         code: 'NON_FINITE',
         message: 'seed 3: logit is NaN at seed 3',
         details: { seed: 3 },
       });
-      expect(started).toEqual([1, 2, 3, 4]);
+    });
+
+    it('a runner that left out a task before any failure is an error, not a short record', async () => {
+      const runner = scrambled([0, 2, 3], () => false);
+      await expect(runSeeds(toy, { k: 1 }, [1, 2, 3, 4], undefined, runner)).rejects.toThrow(
+        'the seed runner gave no outcome for seed 2 (task 1)',
+      );
+    });
+
+    it('a one-thread runner is not used: the seeds run here', async () => {
+      const runner = { ...scrambled([]), jobs: 1 };
+      const rec = await runSeeds(toy, { k: 1 }, [1, 2], undefined, runner);
+      expect(rec.seeds).toEqual([1, 2]);
     });
   });
 });

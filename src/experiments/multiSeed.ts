@@ -65,14 +65,31 @@ export function summarizeRuns(
   };
 }
 
+/** One seed of one config to run (a sweep runs the same seeds at several configs). */
+export interface SeedTask {
+  config: Record<string, JsonValue>;
+  seed: number;
+}
+
+/** What running one task gave: its record, or what it threw. */
+export type SeedOutcome = { ok: true; record: RunRecord } | { ok: false; error: unknown };
+
 /**
- * Runs one seed somewhere other than this thread (a worker pool, see src/cli/seedPool.ts): `run` must
- * return exactly what `experiment.run(config, { seed })` returns here (same record, byte for byte;
- * only `timing` may differ) or throw what it throws. At most `jobs` calls are in flight at once.
+ * Runs seeds on more than one thread (the `--jobs` pool, src/cli/seedPool.ts). `runAll` runs `tasks`,
+ * each claimed once, in list order, by the first idle thread, and resolves with every task's outcome
+ * in list order: exactly what `experiment.run(task.config, { seed: task.seed })` returns here (same
+ * record, byte for byte; only `timing` may differ) or the error it throws. After a failure no thread
+ * claims another task (one claimed at that very moment may still run), so every task before the
+ * first failure has an outcome; tasks never claimed are `undefined`. `onFinished(done, total)` counts
+ * finished tasks (fractional while a task on this thread reports its own progress). `jobs` is the
+ * number of threads running tasks.
  */
 export interface SeedRunner {
   jobs: number;
-  run(seed: number): Promise<RunRecord>;
+  runAll(
+    tasks: readonly SeedTask[],
+    onFinished?: (done: number, total: number) => void,
+  ): Promise<(SeedOutcome | undefined)[]>;
 }
 
 /** `e` thrown by seed `seed`, with the seed named: `--seeds 1..20` failing at 13 is rerun with `--seed 13`. */
@@ -85,46 +102,34 @@ function namingSeed(e: unknown, seed: number): unknown {
 }
 
 /**
- * Runs `seeds` through `runner` with up to `runner.jobs` seeds in flight, keeping the records in seed
- * order. Seeds start in list order; after a failure no later seed starts, the seeds already running
- * finish, and the error of the first failing seed in list order is thrown, so the error is the one a
- * serial run reports. `onProgress(done, total)` counts finished seeds.
+ * The records of `outcomes` (one per task, in task order), or, if any task failed, the error of the
+ * first failed task in list order with its seed named: the error a serial run (which stops at its
+ * first failure) reports. A task without an outcome before that point is a runner bug (thrown as one).
  */
-async function runOnRunner(
-  runner: SeedRunner,
-  seeds: readonly number[],
-  onProgress?: (done: number, total: number) => void,
-): Promise<RunRecord[]> {
-  const runs: (RunRecord | undefined)[] = new Array(seeds.length);
-  const failures = new Map<number, unknown>();
-  let next = 0;
-  let done = 0;
-  const lane = async (): Promise<void> => {
-    while (next < seeds.length && failures.size === 0) {
-      const i = next++;
-      try {
-        runs[i] = await runner.run(seeds[i] as number);
-      } catch (e) {
-        failures.set(i, e);
-        return;
-      }
-      done++;
-      onProgress?.(done, seeds.length);
-    }
-  };
-  const lanes = Math.max(1, Math.min(runner.jobs, seeds.length));
-  await Promise.all(Array.from({ length: lanes }, lane));
-  if (failures.size > 0) {
-    const first = Math.min(...failures.keys());
-    throw namingSeed(failures.get(first), seeds[first] as number);
+export function recordsOrFirstError(
+  tasks: readonly SeedTask[],
+  outcomes: readonly (SeedOutcome | undefined)[],
+): RunRecord[] {
+  const records: RunRecord[] = [];
+  for (const [i, task] of tasks.entries()) {
+    const o = outcomes[i];
+    if (!o) throw new Error(`the seed runner gave no outcome for seed ${task.seed} (task ${i})`);
+    if (!o.ok) throw namingSeed(o.error, task.seed);
+    records.push(o.record);
   }
-  return runs as RunRecord[];
+  return records;
+}
+
+/** Whether `runner` should run `tasks` tasks (more than one thread and more than one task). */
+export function usesRunner(runner: SeedRunner | undefined, tasks: number): runner is SeedRunner {
+  return runner !== undefined && runner.jobs > 1 && tasks > 1;
 }
 
 /**
- * Runs `experiment` for every seed (deterministic per seed) and summarises. Without `runner` the
- * seeds run one after another on this thread; with one they run on it (in parallel, the same
- * records). Either way the records are in `seeds` order and a failure names its seed.
+ * Runs `experiment` for every seed (deterministic per seed) and summarises. Without `runner` (or
+ * with a one-thread runner) the seeds run one after another on this thread; with one they run on it
+ * (in parallel, the same records). Either way the records are in `seeds` order and a failure is the
+ * first failing seed's, with its seed named.
  */
 export async function runSeeds<S extends OptionsSchema>(
   experiment: Experiment<S>,
@@ -135,8 +140,9 @@ export async function runSeeds<S extends OptionsSchema>(
 ): Promise<MultiSeedRecord> {
   const start = performance.now();
   let runs: RunRecord[];
-  if (runner && runner.jobs > 1 && seeds.length > 1) {
-    runs = await runOnRunner(runner, seeds, onProgress);
+  if (usesRunner(runner, seeds.length)) {
+    const tasks = seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed }));
+    runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
   } else {
     runs = [];
     for (let i = 0; i < seeds.length; i++) {

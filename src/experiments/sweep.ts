@@ -7,7 +7,7 @@
  * mean and 95% interval at each value.
  */
 import { LabError } from '../core/errors.js';
-import { runSeeds } from './multiSeed.js';
+import { recordsOrFirstError, runSeeds, type SeedRunner, summarizeRuns, usesRunner } from './multiSeed.js';
 import { parseSetPair, resolveConfig } from './options.js';
 import { isDifferenceKey, metricKey } from './seedStatistics.js';
 import type { SweepSpec } from './sweepSpec.js';
@@ -55,6 +55,8 @@ export interface SweepRecord {
  * with the other options from `sets`. Every value is validated before anything runs, so a bad last
  * value fails in a second, not after the others have run. Errors: BAD_CLI when `sets` also sets the
  * swept key; the experiment's own UNKNOWN_OPTION / BAD_OPTION_VALUE for a bad key or value.
+ * With `runner` (`--jobs`) every (value, seed) run goes to it as one task list: the same record
+ * except `timing` (each point's `wall_ms` is then the sum of its runs' wall times).
  */
 export async function runSweep(
   experiment: Experiment,
@@ -62,6 +64,7 @@ export async function runSweep(
   spec: SweepSpec,
   seeds: readonly number[],
   onProgress?: (done: number, total: number) => void,
+  runner?: SeedRunner,
 ): Promise<SweepRecord> {
   const start = performance.now();
   if (sets.some((pair) => parseSetPair(pair)[0] === spec.key)) {
@@ -71,11 +74,28 @@ export async function runSweep(
   }
   const configs = spec.values.map((v) => resolveConfig(experiment, [...sets, `${spec.key}=${v}`]));
   const points: SweepPoint[] = [];
-  for (const [i, config] of configs.entries()) {
-    const record = await runSeeds(experiment, config, seeds, (d, t) =>
-      onProgress?.(i * t + d, configs.length * t),
-    );
-    points.push({ value: config[spec.key] as JsonValue, record });
+  // Every (value, seed) run is independent: with a runner they are one task list (value-major, the
+  // serial order), so the threads stay busy across values and the first failure is the serial one.
+  const tasks = configs.flatMap((config) =>
+    seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed })),
+  );
+  if (usesRunner(runner, tasks.length)) {
+    const runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
+    for (const [i, config] of configs.entries()) {
+      const own = runs.slice(i * seeds.length, (i + 1) * seeds.length);
+      // The values' runs interleave, so a value has no wall time of its own: its runs' sum stands in.
+      const wallMs = own.reduce((sum, r) => sum + r.timing.wall_ms, 0);
+      const plan = experiment.comparisons?.(config) ?? null;
+      const record = summarizeRuns(experiment.name, config as Record<string, JsonValue>, own, wallMs, plan);
+      points.push({ value: config[spec.key] as JsonValue, record });
+    }
+  } else {
+    for (const [i, config] of configs.entries()) {
+      const record = await runSeeds(experiment, config, seeds, (d, t) =>
+        onProgress?.(i * t + d, configs.length * t),
+      );
+      points.push({ value: config[spec.key] as JsonValue, record });
+    }
   }
   const plan = configs[0] ? (experiment.comparisons?.(configs[0]) ?? null) : null;
   return {

@@ -5,12 +5,12 @@ import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
-import type { JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
-import { createSeedPool, seedWorkerUrl } from '../seedPool.js';
+import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
 
 /**
@@ -50,7 +50,21 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
-  if (p.sweep) return (await import('./sweep.js')).sweepCommand(p, p.sweep);
+  // The --jobs workers start first: they load the experiment while this thread loads and validates.
+  const tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
+  const pool = p.multi ? openSeedPool(p.experiment, p.jobs, tasks) : null;
+  try {
+    if (p.sweep) return await (await import('./sweep.js')).sweepCommand(p, p.sweep, pool);
+    return await runExperiment(p, pool);
+  } finally {
+    await pool?.close();
+  }
+}
+
+async function runExperiment(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  pool: SeedPool | null,
+): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
   mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
@@ -64,18 +78,8 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
   let record: RunRecord | MultiSeedRecord;
   try {
     if (p.multi) {
-      const workerUrl = p.jobs > 1 && p.seeds.length > 1 ? seedWorkerUrl() : null;
-      const pool = workerUrl
-        ? createSeedPool(workerUrl, Math.min(p.jobs, p.seeds.length), {
-            experiment: p.experiment,
-            config: config as Record<string, JsonValue>,
-          })
-        : undefined;
-      try {
-        record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), pool);
-      } finally {
-        await pool?.close();
-      }
+      const runner = pool?.runner(experiment as Experiment);
+      record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), runner);
     } else {
       const seed = p.seeds[0] as number;
       record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });

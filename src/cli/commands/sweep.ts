@@ -1,7 +1,8 @@
 /**
  * `labs run --experiment NAME --sweep key=v1,v2,... [--seeds A..B]`: runs the sweep (experiments/
  * sweep.ts), writes the sweep record under runs/, prints the dose-response tables (or the record
- * with --json) and with --html draws the dose-response plots.
+ * with --json) and with --html draws the dose-response plots. With `--jobs` (`pool`) every
+ * (value, seed) run is shared among the threads.
  */
 
 import { mkdir } from 'node:fs/promises';
@@ -14,11 +15,13 @@ import { runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report
 import { formatSweep } from '../../report/summaries/sweep.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
+import type { SeedPool } from '../seedPool.js';
 import { checkWritableDir } from './run.js';
 
 export async function sweepCommand(
   p: Extract<ParsedCli, { command: 'run' }>,
   spec: SweepSpec,
+  pool: SeedPool | null = null,
 ): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
   const dir =
@@ -32,7 +35,14 @@ export async function sweepCommand(
   );
   let record: Awaited<ReturnType<typeof runSweep>>;
   try {
-    record = await runSweep(experiment, p.sets, spec, p.seeds, (d, t) => progress.update(d, t));
+    record = await runSweep(
+      experiment,
+      p.sets,
+      spec,
+      p.seeds,
+      (d, t) => progress.update(d, t),
+      pool?.runner(experiment),
+    );
   } finally {
     progress.stop();
   }
