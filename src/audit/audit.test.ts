@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedAudit, type PlainRow } from '../../test/support/auditExpected.js';
-import { LabError } from '../core/errors.js';
+import { LAB_ERROR_KIND, LabError } from '../core/errors.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
 import { AUDIT_DEFAULTS, runAudit } from './audit.js';
 
@@ -523,6 +523,9 @@ describe('labs audit: trl preset', () => {
   it('refuses reward weights that do not match the reward columns', async () => {
     const d = join(dir, 'trl-repeat');
     const e = await auditError(runAudit(d, { preset: 'trl', rewardWeights: [1, 2, 3] }));
+    // a usage error (the CLI exits 2), not a run-time failure
+    expect(e.code).toBe('BAD_CLI');
+    expect(LAB_ERROR_KIND[e.code]).toBe('usage');
     expect(e.message).toMatch(
       /--reward-weights: 3 weight\(s\) for 2 reward column\(s\) \(acc, fmt, in this order\)/,
     );

@@ -442,8 +442,9 @@ export async function loadDump(
   if (options.rewardWeights !== null) {
     const columns = plan.rewardRule === 'column' ? [plan.columns.reward as string] : plan.rewardColumns;
     if (options.rewardWeights.length !== columns.length) {
+      // A usage error (exit 2) although only the dump tells: the command line gave the wrong count.
       throw new LabError(
-        'BAD_ARGUMENT',
+        'BAD_CLI',
         `--reward-weights: ${options.rewardWeights.length} weight(s) for ${columns.length} reward column(s) (${columns.join(', ')}, in this order)`,
         { details: { field: '--reward-weights' } },
       );

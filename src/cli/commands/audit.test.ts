@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LabError } from '../../core/errors.js';
+import { exitCodeFor } from '../errorOutput.js';
 import { parseCli } from '../parse.js';
 import { auditCommand } from './audit.js';
 
@@ -137,6 +138,16 @@ describe('labs audit (CLI)', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it('a --reward-weights count that does not match the reward columns is a usage error (exit 2)', async () => {
+    const e = await auditCommand(parseAudit(['audit', example, '--reward-weights', '1,2'])).then(
+      () => null,
+      (err: LabError) => err,
+    );
+    expect(e?.code).toBe('BAD_CLI');
+    expect(e?.message).toMatch(/^--reward-weights: 2 weight\(s\) for 1 reward column\(s\)/);
+    expect(exitCodeFor(e)).toBe(2);
   });
 
   it('a missing path is an IO error naming it', async () => {
