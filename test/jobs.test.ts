@@ -1,6 +1,7 @@
-// `labs run --seeds ... --jobs N` through the built, bundled CLI (worker threads load the built
-// dist/cli/seedWorker.js, so this builds a private copy of the CLI first): the record is the serial
-// one, byte for byte except its timing fields, and a failure names the same seed as a serial run.
+// `labs run --seeds ... --jobs N` (and `--sweep ... --jobs N`) through the built, bundled CLI (worker
+// threads load the built dist/cli/seedWorker.js, so this builds a private copy of the CLI first): the
+// record is the serial one, byte for byte except its timing fields, and a failure names the same seed
+// as a serial run.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,37 @@ describe('labs run --seeds --jobs', () => {
     // The record files too, not only stdout.
     const file = (jobs: number) => readFileSync(join(out, `jobs${jobs}`, 'record.json'), 'utf8');
     expect(withoutTiming(file(2))).toBe(withoutTiming(file(1)));
+  }, 120_000);
+
+  it('writes the same sweep record with --jobs 1 and --jobs 2', () => {
+    const run = (jobs: number) =>
+      labs(
+        ...['run', '-e', 'agent', '--seeds', '1..3', '--sweep', 'eval_tasks=30,50', '--set', 'updates=20'],
+        ...['--jobs', String(jobs), '--json', '--out', join(out, `sweep${jobs}`)],
+      );
+    /** The sweep record without its timing fields (top level, per point, per run). */
+    const withoutTimings = (json: string): string => {
+      const record = JSON.parse(json) as { timing?: unknown; points: { record: { timing?: unknown } }[] };
+      delete record.timing;
+      const points = record.points.map((pt) => withoutTiming(JSON.stringify(pt.record)));
+      return JSON.stringify({ ...record, points });
+    };
+    const serial = run(1);
+    const parallel = run(2);
+    expect(serial.code).toBe(0);
+    expect(parallel.code).toBe(0);
+    expect(
+      JSON.parse(serial.stdout).points.map((pt: { record: { runs: unknown[] } }) => pt.record.runs.length),
+    ).toEqual([3, 3]);
+    expect(withoutTimings(parallel.stdout)).toBe(withoutTimings(serial.stdout));
+    // The runs went to the pool: a point's wall time is then the sum of its runs' (they interleave).
+    type Timed = { timing: { wall_ms: number } };
+    for (const pt of JSON.parse(parallel.stdout).points as { record: Timed & { runs: Timed[] } }[]) {
+      const sum = pt.record.runs.reduce((a, r) => a + r.timing.wall_ms, 0);
+      expect(pt.record.timing.wall_ms).toBe(sum);
+    }
+    const file = (jobs: number) => readFileSync(join(out, `sweep${jobs}`, 'record.json'), 'utf8');
+    expect(withoutTimings(file(2))).toBe(withoutTimings(file(1)));
   }, 120_000);
 
   it('a seed failing in a worker is reported as in a serial run (seed named, same exit code)', () => {
