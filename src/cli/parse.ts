@@ -212,7 +212,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--no-progress', 'never show a progress bar')
     .option(
       '--jobs <n>',
-      'with --seeds: run this many seeds at once on worker threads (1 = serial; default: the number of cores)',
+      'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores)',
     )
     .action(
       (
