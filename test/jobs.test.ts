@@ -5,8 +5,13 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSeedPool } from '../src/cli/seedPool.js';
+import { agent } from '../src/experiments/agent.js';
+import { defaultConfig } from '../src/experiments/options.js';
+import type { Experiment, JsonValue } from '../src/experiments/types.js';
 
 const dist = join('test-output', 'jobs-dist');
 const out = mkdtempSync(join(tmpdir(), 'labs-jobs-'));
@@ -98,4 +103,52 @@ describe('labs run --seeds --jobs', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\[BAD_CLI\]: --jobs expects an integer in \[1, 256\], got '0'/);
   });
+});
+
+describe('the seed pool (this thread and built workers)', () => {
+  const workerUrl = () => pathToFileURL(resolve(dist, 'cli', 'seedWorker.js'));
+  const config = { ...defaultConfig(agent), updates: 15, eval_tasks: 40 } as Record<string, JsonValue>;
+
+  it('runs every task once, records as on this thread, progress rising to the total', async () => {
+    const pool = startSeedPool(workerUrl(), 'agent', 2);
+    try {
+      const runner = pool.runner(agent as Experiment);
+      expect(runner.jobs).toBe(3);
+      const tasks = [4, 9, 1, 7, 2, 8, 3].map((seed) => ({ config, seed }));
+      const progress: number[] = [];
+      const outcomes = await runner.runAll(tasks, (done, total) => {
+        expect(total).toBe(tasks.length);
+        progress.push(done);
+      });
+      for (const [i, task] of tasks.entries()) {
+        const here = await agent.run(config as never, { seed: task.seed });
+        const o = outcomes[i];
+        expect(o?.ok).toBe(true);
+        if (o?.ok) expect({ ...o.record, timing: null }).toEqual({ ...here, timing: null });
+      }
+      expect(progress.at(-1)).toBe(tasks.length);
+      for (let k = 1; k < progress.length; k++)
+        expect(progress[k]).toBeGreaterThanOrEqual(progress[k - 1] as number);
+      // the pool is kept: a second job (e.g. the next sweep value) runs on the same workers
+      const again = await runner.runAll([
+        { config, seed: 5 },
+        { config, seed: 6 },
+      ]);
+      expect(again.map((o) => o?.ok && o.record.seed)).toEqual([5, 6]);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
+  it('a worker that cannot load its experiment leaves the seeds to this thread', async () => {
+    const pool = startSeedPool(workerUrl(), 'no-such-experiment', 1);
+    try {
+      const outcomes = await pool
+        .runner(agent as Experiment)
+        .runAll([1, 2, 3].map((seed) => ({ config, seed })));
+      expect(outcomes.map((o) => o?.ok && o.record.seed)).toEqual([1, 2, 3]);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
 });
