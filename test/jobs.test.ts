@@ -10,7 +10,9 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSeedPool } from '../src/cli/seedPool.js';
 import { agent } from '../src/experiments/agent.js';
+import { curvesToBand } from '../src/experiments/multiSeed.js';
 import { defaultConfig } from '../src/experiments/options.js';
+import { curveBands } from '../src/experiments/seedStatistics.js';
 import type { Experiment, JsonValue } from '../src/experiments/types.js';
 
 const dist = join('test-output', 'jobs-dist');
@@ -129,6 +131,11 @@ describe('the seed pool (this thread and built workers)', () => {
       expect(progress.at(-1)).toBe(tasks.length);
       for (let k = 1; k < progress.length; k++)
         expect(progress[k]).toBeGreaterThanOrEqual(progress[k - 1] as number);
+      // the curve bands across those seeds, shared out: the ones computed here
+      const items = curvesToBand(outcomes.map((o) => (o?.ok ? o.record : (null as never))));
+      expect(items.length).toBeGreaterThan(3);
+      const bands = await runner.bandAll?.(items);
+      expect(bands).toEqual(items.map((it) => curveBands(it.series, it.key)));
       // the pool is kept: a second job (e.g. the next sweep value) runs on the same workers
       const again = await runner.runAll([
         { config, seed: 5 },

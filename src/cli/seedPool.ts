@@ -21,7 +21,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LabError, type LabErrorCode } from '../core/errors.js';
-import type { SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
+import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
+import { curveBands } from '../experiments/seedStatistics.js';
 import type { Experiment, JsonValue, RunRecord } from '../experiments/types.js';
 import { SeedQueue } from './seedQueue.js';
 
@@ -30,12 +31,18 @@ export interface SeedWorkerData {
   experiment: string;
 }
 
-/** One `runAll` sent to a worker: the tasks (config by index), and the shared counter. */
-export interface SeedJob {
-  configs: Record<string, JsonValue>[];
-  tasks: { config: number; seed: number }[];
-  queue: SharedArrayBuffer;
-}
+/**
+ * One share-out sent to a worker, with the shared counter over its items: the seeds of `runAll`
+ * (config by index), or the curves of `bandAll`.
+ */
+export type SeedJob =
+  | {
+      kind: 'seeds';
+      configs: Record<string, JsonValue>[];
+      tasks: { config: number; seed: number }[];
+      queue: SharedArrayBuffer;
+    }
+  | { kind: 'bands'; items: CurveItem[]; queue: SharedArrayBuffer };
 
 /** An error as plain data (a LabError's code, message and details; any other error's message and stack). */
 export interface PlainError {
@@ -46,9 +53,10 @@ export interface PlainError {
   stack?: string | undefined;
 }
 
-/** What a worker posts: a finished task, or that it claims no more tasks (and whether it could load at all). */
+/** What a worker posts: a finished item, or that it claims no more items (and whether it could load at all). */
 export type SeedReply =
   | { type: 'record'; index: number; record: RunRecord }
+  | { type: 'band'; index: number; band: CurveBand }
   | { type: 'error'; index: number; error: PlainError }
   | { type: 'done'; loadError?: PlainError };
 
@@ -104,42 +112,52 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
     all.push(w);
   }
 
-  /** Runs the tasks a worker claims; resolves when it claims no more (or dies: `queue` is then stopped). */
-  const drive = (
-    w: Worker,
+  /**
+   * Sends `job` to every live worker and runs `here(i)` on this thread for every item it claims
+   * itself, until no item is left; `onReply` gets each worker's finished item. Resolves once every
+   * worker has said it is done (or died: the queue is then stopped), with what went wrong in them.
+   */
+  const shareOut = async (
     job: SeedJob,
     queue: SeedQueue,
-    outcomes: (SeedOutcome | undefined)[],
-    report: () => void,
-  ): Promise<{ loadError?: Error; died?: Error }> =>
-    new Promise((resolve) => {
-      const onMessage = (reply: SeedReply) => {
-        if (reply.type === 'record') outcomes[reply.index] = { ok: true, record: reply.record };
-        else if (reply.type === 'error') outcomes[reply.index] = { ok: false, error: rebuild(reply.error) };
-        else {
-          cleanup();
-          resolve(reply.loadError ? { loadError: rebuild(reply.loadError) } : {});
-          return;
-        }
-        report();
-      };
-      const onDeath = (e: unknown) => {
-        cleanup();
-        queue.stop();
-        resolve({ died: e instanceof Error ? e : new Error(`a worker thread exited with code ${e}`) });
-      };
-      const cleanup = () => {
-        w.off('message', onMessage);
-        w.off('error', onDeath);
-        w.off('exit', onDeath);
-        w.unref();
-      };
-      w.ref();
-      w.on('message', onMessage);
-      w.on('error', onDeath);
-      w.on('exit', onDeath);
-      w.postMessage(job);
-    });
+    onReply: (reply: Exclude<SeedReply, { type: 'done' }>) => void,
+    here: (i: number) => Promise<boolean>,
+  ): Promise<{ loadError?: Error; died?: Error }[]> => {
+    const driven = all
+      .filter((w) => !dead.has(w))
+      .map(
+        (w) =>
+          new Promise<{ loadError?: Error; died?: Error }>((resolve) => {
+            const onMessage = (reply: SeedReply) => {
+              if (reply.type !== 'done') {
+                onReply(reply);
+                return;
+              }
+              cleanup();
+              resolve(reply.loadError ? { loadError: rebuild(reply.loadError) } : {});
+            };
+            const onDeath = (e: unknown) => {
+              cleanup();
+              queue.stop();
+              resolve({ died: e instanceof Error ? e : new Error(`a worker thread exited with code ${e}`) });
+            };
+            const cleanup = () => {
+              w.off('message', onMessage);
+              w.off('error', onDeath);
+              w.off('exit', onDeath);
+              w.unref();
+            };
+            w.ref();
+            w.on('message', onMessage);
+            w.on('error', onDeath);
+            w.on('exit', onDeath);
+            w.postMessage(job);
+          }),
+      );
+    // This thread's share: the same claiming loop as a worker's (seedWorker.ts).
+    for (let i = queue.claim(); i >= 0; i = queue.claim()) queue.finish(!(await here(i)));
+    return Promise.all(driven);
+  };
 
   return {
     runner(experiment: Experiment): SeedRunner {
@@ -153,6 +171,7 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
           const configs: Record<string, JsonValue>[] = [];
           const configIndex = new Map<Record<string, JsonValue>, number>();
           const job: SeedJob = {
+            kind: 'seeds',
             configs,
             tasks: tasks.map((t) => {
               let c = configIndex.get(t.config);
@@ -164,26 +183,32 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
             }),
             queue: queue.buffer,
           };
-          const live = all.filter((w) => !dead.has(w));
-          const driven = live.map((w) => drive(w, job, queue, outcomes, report));
-          // This thread's share: the same claiming loop as a worker's (seedWorker.ts).
-          for (let i = queue.claim(); i >= 0; i = queue.claim()) {
-            const task = tasks[i] as SeedTask;
-            let failed = false;
-            try {
+          const ends = await shareOut(
+            job,
+            queue,
+            (reply) => {
+              if (reply.type === 'record') outcomes[reply.index] = { ok: true, record: reply.record };
+              else if (reply.type === 'error')
+                outcomes[reply.index] = { ok: false, error: rebuild(reply.error) };
+              report();
+            },
+            async (i) => {
+              const task = tasks[i] as SeedTask;
               const onProgress = (d: number, t: number) => report(t > 0 ? d / t : 1);
-              outcomes[i] = {
-                ok: true,
-                record: await experiment.run(task.config, { seed: task.seed, onProgress }),
-              };
-            } catch (e) {
-              outcomes[i] = { ok: false, error: e };
-              failed = true;
-            }
-            queue.finish(failed);
-            report();
-          }
-          const ends = await Promise.all(driven);
+              try {
+                const record = await experiment.run(task.config, { seed: task.seed, onProgress });
+                outcomes[i] = { ok: true, record };
+                return true;
+              } catch (e) {
+                outcomes[i] = { ok: false, error: e };
+                return false;
+              } finally {
+                // counted by the caller's queue.finish right after; the bar shows it now
+                report(1);
+              }
+            },
+          );
+          report();
           // A task claimed by a worker that died has no outcome: it fails with the worker's death.
           const died = ends.find((e) => e.died)?.died;
           for (let i = 0; i < queue.claimed(); i++) {
@@ -204,6 +229,30 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
             );
           }
           return outcomes;
+        },
+        async bandAll(items: readonly CurveItem[]): Promise<CurveBand[]> {
+          const queue = new SeedQueue(items.length);
+          const bands: (CurveBand | undefined)[] = new Array(items.length);
+          let failure: unknown;
+          const ends = await shareOut(
+            { kind: 'bands', items: [...items], queue: queue.buffer },
+            queue,
+            (reply) => {
+              if (reply.type === 'band') bands[reply.index] = reply.band;
+              else if (reply.type === 'error') failure ??= rebuild(reply.error);
+            },
+            async (i) => {
+              const item = items[i] as CurveItem;
+              bands[i] = curveBands(item.series, item.key);
+              return true;
+            },
+          );
+          if (failure) throw failure;
+          // A worker that died mid-curve left a hole: this thread computes what is missing.
+          if (ends.some((e) => e.died)) {
+            for (const [i, item] of items.entries()) bands[i] ??= curveBands(item.series, item.key);
+          }
+          return bands as CurveBand[];
         },
       };
     },

@@ -1,15 +1,18 @@
 /**
  * A worker thread of `labs run --seeds ... --jobs N` (see seedPool.ts). Its own entry point, so it
  * loads only the experiment registry, the named experiment (with what that imports) and the shared
- * counter, never the CLI's grammar, reports or DuckDB. It starts loading the experiment at once
- * (while the main thread is still validating the options); for each job it is sent, it claims tasks
- * from the shared counter until none is left, posting each record, or the error as plain data,
- * as soon as it is done, then posts 'done'.
+ * counter and the curve-band statistics, never the CLI's grammar, reports or DuckDB. It starts
+ * loading the experiment at once (while the main thread is still validating the options); for each
+ * job it is sent (seeds to run, or curves to band across seeds), it claims items from the shared
+ * counter until none is left, posting each result, or the error as plain data, as soon as it is
+ * done, then posts 'done'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { isLabError } from '../core/errors.js';
+import type { CurveItem } from '../experiments/multiSeed.js';
 import { loadExperiment } from '../experiments/registry.js';
-import type { Experiment } from '../experiments/types.js';
+import { curveBands } from '../experiments/seedStatistics.js';
+import type { Experiment, JsonValue } from '../experiments/types.js';
 import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.js';
 import { SeedQueue } from './seedQueue.js';
 
@@ -34,18 +37,36 @@ port.on('message', async (job: SeedJob) => {
     post({ type: 'done', loadError: plain(e) });
     return;
   }
+  if (job.kind === 'bands') {
+    // Each curve's band is a pure function of its series and key (streams forked by label).
+    const queue = new SeedQueue(job.items.length, job.queue);
+    for (let i = queue.claim(); i >= 0; i = queue.claim()) {
+      const item = job.items[i] as CurveItem;
+      try {
+        const band = curveBands(item.series, item.key);
+        queue.finish(false);
+        post({ type: 'band', index: i, band });
+      } catch (e) {
+        queue.finish(true);
+        post({ type: 'error', index: i, error: plain(e) });
+      }
+    }
+    post({ type: 'done' });
+    return;
+  }
   const queue = new SeedQueue(job.tasks.length, job.queue);
   for (let i = queue.claim(); i >= 0; i = queue.claim()) {
-    const task = job.tasks[i] as SeedJob['tasks'][number];
+    const task = job.tasks[i] as { config: number; seed: number };
     try {
-      const record = await experiment.run(job.configs[task.config] as SeedJob['configs'][number], {
+      const record = await experiment.run(job.configs[task.config] as Record<string, JsonValue>, {
         seed: task.seed,
       });
-      post({ type: 'record', index: i, record });
+      // counted before it is posted, so the main thread's progress never lags the records it has
       queue.finish(false);
+      post({ type: 'record', index: i, record });
     } catch (e) {
-      post({ type: 'error', index: i, error: plain(e) });
       queue.finish(true);
+      post({ type: 'error', index: i, error: plain(e) });
     }
   }
   post({ type: 'done' });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { LabError } from '../core/errors.js';
 import { runSeeds, type SeedOutcome, type SeedRunner, type SeedTask } from './multiSeed.js';
 import { defineOptions, option } from './options.js';
+import { curveBands } from './seedStatistics.js';
 import type { Experiment, RunRecord } from './types.js';
 
 // A toy experiment whose metric is a known function of the seed, so the summary can be checked by hand.
@@ -116,6 +117,35 @@ describe('runSeeds', () => {
       await expect(runSeeds(toy, { k: 1 }, [1, 2, 3, 4], undefined, runner)).rejects.toThrow(
         'the seed runner gave no outcome for seed 2 (task 1)',
       );
+    });
+
+    it('takes the curve bands from the runner when it computes them', async () => {
+      const seeds = [1, 2, 3];
+      const serial = await runSeeds(toy, { k: 1 }, seeds);
+      const asked: string[] = [];
+      const runner: SeedRunner = {
+        ...scrambled([2, 0, 1]),
+        async bandAll(items) {
+          asked.push(...items.map((it) => it.key));
+          // computed last to first, as another thread might: same bands
+          return items
+            .map((it, i) => [i, curveBands(it.series, it.key)] as const)
+            .reverse()
+            .sort((a, b) => a[0] - b[0])
+            .map(([, band]) => band);
+        },
+      };
+      const rec = await runSeeds(toy, { k: 1 }, seeds, undefined, runner);
+      expect(asked).toEqual(['c.a']); // `update` is not banded
+      expect({ ...rec, timing: null }).toEqual({ ...serial, timing: null });
+      // and they are used as given
+      const marked: SeedRunner = {
+        ...runner,
+        bandAll: async (items) => items.map(() => ({ mean: [7], lo: [7], hi: [7], interval: 't' as const })),
+      };
+      expect((await runSeeds(toy, { k: 1 }, seeds, undefined, marked)).curve_summary?.['c.a']?.mean).toEqual([
+        7,
+      ]);
     });
 
     it('a one-thread runner is not used: the seeds run here', async () => {

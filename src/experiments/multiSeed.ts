@@ -17,12 +17,40 @@ import type {
 } from './types.js';
 import { VERSION } from './version.js';
 
+/** One curve to band across seeds: its key and every run's series (see {@link curveBands}). */
+export interface CurveItem {
+  key: string;
+  series: number[][];
+}
+
+/** A curve's per-update mean and 95% band across seeds, as {@link curveBands} returns it. */
+export type CurveBand = ReturnType<typeof curveBands>;
+
+/**
+ * The curves a multi-seed record bands, in record order: every curve of the first run except
+ * `update`, unless some run has no point of it.
+ */
+export function curvesToBand(runs: readonly RunRecord[]): CurveItem[] {
+  const first = runs[0];
+  if (!first) return [];
+  const items: CurveItem[] = [];
+  for (const key of Object.keys(first.curves)) {
+    const series = runs.map((r) => r.curves[key] ?? []);
+    const len = Math.min(...series.map((s) => s.length));
+    if (len === 0 || key === 'update') continue;
+    items.push({ key, series });
+  }
+  return items;
+}
+
 /**
  * The `--seeds` record: per numeric metric (finite in every run) its summary across runs — mean,
  * sample std, min, max, 95% interval (t, or bootstrap over seeds when every value is in [0, 1]; see
  * seedStatistics.ts) — per curve (except `update`) the per-update mean and 95% band over the runs
  * whose value is finite there, truncated to the shortest run, and, when `plan` is given, the paired
- * comparisons it declares (with Holm-adjusted p-values across them).
+ * comparisons it declares (with Holm-adjusted p-values across them). `bands`, when given, are the
+ * curves' bands already computed elsewhere (one per {@link curvesToBand} item, in its order; the
+ * `--jobs` threads share them out, since each is a pure function of its series and key).
  */
 export function summarizeRuns(
   experiment: string,
@@ -30,6 +58,7 @@ export function summarizeRuns(
   runs: RunRecord[],
   wallMs: number,
   plan: ComparisonPlan | null = null,
+  bands?: readonly CurveBand[],
 ): MultiSeedRecord {
   const summary: Record<string, MetricSummary> = {};
   const first = runs[0];
@@ -42,13 +71,8 @@ export function summarizeRuns(
     }
   }
   const curve_summary: NonNullable<MultiSeedRecord['curve_summary']> = {};
-  if (first) {
-    for (const key of Object.keys(first.curves)) {
-      const series = runs.map((r) => r.curves[key] ?? []);
-      const len = Math.min(...series.map((s) => s.length));
-      if (len === 0 || key === 'update') continue;
-      curve_summary[key] = curveBands(series, key);
-    }
+  for (const [i, { key, series }] of curvesToBand(runs).entries()) {
+    curve_summary[key] = bands ? (bands[i] as CurveBand) : curveBands(series, key);
   }
   const comparisons = plan ? compareArms(runs, plan) : [];
   return {
@@ -90,6 +114,11 @@ export interface SeedRunner {
     tasks: readonly SeedTask[],
     onFinished?: (done: number, total: number) => void,
   ): Promise<(SeedOutcome | undefined)[]>;
+  /**
+   * `items.map((it) => curveBands(it.series, it.key))`, computed on the runner's threads (the bands
+   * of many seeds' curves can cost as much as the seeds: 500 resamples per update of every rate curve).
+   */
+  bandAll?(items: readonly CurveItem[]): Promise<CurveBand[]>;
 }
 
 /** `e` thrown by seed `seed`, with the seed named: `--seeds 1..20` failing at 13 is rerun with `--seed 13`. */
@@ -140,9 +169,11 @@ export async function runSeeds<S extends OptionsSchema>(
 ): Promise<MultiSeedRecord> {
   const start = performance.now();
   let runs: RunRecord[];
+  let bands: CurveBand[] | undefined;
   if (usesRunner(runner, seeds.length)) {
     const tasks = seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed }));
     runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
+    bands = await runner.bandAll?.(curvesToBand(runs));
   } else {
     runs = [];
     for (let i = 0; i < seeds.length; i++) {
@@ -165,5 +196,6 @@ export async function runSeeds<S extends OptionsSchema>(
     runs,
     performance.now() - start,
     plan,
+    bands,
   );
 }

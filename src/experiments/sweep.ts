@@ -7,11 +7,18 @@
  * mean and 95% interval at each value.
  */
 import { LabError } from '../core/errors.js';
-import { recordsOrFirstError, runSeeds, type SeedRunner, summarizeRuns, usesRunner } from './multiSeed.js';
+import {
+  curvesToBand,
+  recordsOrFirstError,
+  runSeeds,
+  type SeedRunner,
+  summarizeRuns,
+  usesRunner,
+} from './multiSeed.js';
 import { parseSetPair, resolveConfig } from './options.js';
 import { isDifferenceKey, metricKey } from './seedStatistics.js';
 import type { SweepSpec } from './sweepSpec.js';
-import type { Experiment, JsonValue, MultiSeedRecord, SummaryInterval } from './types.js';
+import type { Experiment, JsonValue, MultiSeedRecord, RunRecord, SummaryInterval } from './types.js';
 import { VERSION } from './version.js';
 
 /** One value of a sweep, its multi-seed record (its own config, summaries and comparisons). */
@@ -81,12 +88,26 @@ export async function runSweep(
   );
   if (usesRunner(runner, tasks.length)) {
     const runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
+    const perValue = configs.map((_, i) => runs.slice(i * seeds.length, (i + 1) * seeds.length));
+    // Every value's curve bands in one share-out, then cut back per value.
+    const items = perValue.map((own) => curvesToBand(own));
+    const all = await runner.bandAll?.(items.flat());
+    let at = 0;
     for (const [i, config] of configs.entries()) {
-      const own = runs.slice(i * seeds.length, (i + 1) * seeds.length);
+      const own = perValue[i] as RunRecord[];
+      const bands = all?.slice(at, at + (items[i] as unknown[]).length);
+      at += (items[i] as unknown[]).length;
       // The values' runs interleave, so a value has no wall time of its own: its runs' sum stands in.
       const wallMs = own.reduce((sum, r) => sum + r.timing.wall_ms, 0);
       const plan = experiment.comparisons?.(config) ?? null;
-      const record = summarizeRuns(experiment.name, config as Record<string, JsonValue>, own, wallMs, plan);
+      const record = summarizeRuns(
+        experiment.name,
+        config as Record<string, JsonValue>,
+        own,
+        wallMs,
+        plan,
+        bands,
+      );
       points.push({ value: config[spec.key] as JsonValue, record });
     }
   } else {
