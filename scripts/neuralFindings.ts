@@ -6,9 +6,9 @@
  * baseline: the same statistics as `labs run --seeds` records), with Holm's adjustment across all
  * comparisons of one experiment and one policy. Per-arm means of the headline measures follow.
  *
- *   npx tsx scripts/neuralFindings.ts DIR [--seeds FIRST..LAST]
+ *   npx tsx scripts/neuralFindings.ts DIR [DIR...] [--seeds FIRST..LAST]
  *
- * DIR holds one folder per run, each with a record.json written by
+ * Each DIR holds one folder per run, each with a record.json written by
  * `labs run --experiment E --seed S --set policy=P --out DIR/E_P_S` (scripts/neuralSeeds.sh).
  * `--seeds` keeps only those seeds, so a table can be restricted to the seeds every run finished.
  * Streams: `Rng(0)` forked by `experiment|policy|metric`, so the numbers are reproducible.
@@ -20,9 +20,11 @@ import { holmAdjust } from '../src/stats/holm.js';
 import { type PairedComparison, pairedComparison } from '../src/stats/paired.js';
 
 const args = process.argv.slice(2);
-const dir = args[0];
-if (!dir) throw new Error('usage: tsx scripts/neuralFindings.ts DIR [--seeds FIRST..LAST]');
-const seedsArg = args.indexOf('--seeds') >= 0 ? args[args.indexOf('--seeds') + 1] : undefined;
+const seedsAt = args.indexOf('--seeds');
+const seedsArg = seedsAt >= 0 ? args[seedsAt + 1] : undefined;
+const dirs = seedsAt >= 0 ? [...args.slice(0, seedsAt), ...args.slice(seedsAt + 2)] : args;
+if (dirs.length === 0)
+  throw new Error('usage: tsx scripts/neuralFindings.ts DIR [DIR...] [--seeds FIRST..LAST]');
 const seedRange = seedsArg ? (/^(\d+)\.\.(\d+)$/.exec(seedsArg)?.slice(1).map(Number) ?? null) : null;
 if (seedsArg && !seedRange) throw new Error(`--seeds: expected FIRST..LAST, got ${seedsArg}`);
 const keepSeed = (seed: number) =>
@@ -41,10 +43,11 @@ const at = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
   m.set(k, v);
   return v;
 };
-for (const name of readdirSync(dir).sort()) {
+const runDirs = dirs.flatMap((dir) => readdirSync(dir).map((name) => join(dir, name)));
+for (const runDir of runDirs.sort()) {
   let rec: Rec;
   try {
-    rec = JSON.parse(readFileSync(join(dir, name, 'record.json'), 'utf8')) as Rec;
+    rec = JSON.parse(readFileSync(join(runDir, 'record.json'), 'utf8')) as Rec;
   } catch {
     continue;
   }
