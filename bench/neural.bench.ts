@@ -134,6 +134,7 @@ export async function run(): Promise<BenchRow[]> {
     ms: number;
     cpu_ms: number;
     max_rss_mb: number;
+    rss_source: string;
     trajectories: number;
     tokens: number;
     eval_success: number;
@@ -142,7 +143,7 @@ export async function run(): Promise<BenchRow[]> {
     group: 'neural',
     name: `token-lab arm, policy=neural, 150 updates (${run.trajectories} trajectories)`,
     ms: run.ms,
-    note: `target <= 60000 ms; CPU time ${(run.cpu_ms / 1000).toFixed(1)} s; ${run.tokens} response tokens; peak RSS ${run.max_rss_mb.toFixed(0)} MB; eval success ${run.eval_success}`,
+    note: `target <= 60000 ms; CPU time ${(run.cpu_ms / 1000).toFixed(1)} s; ${run.tokens} response tokens; peak RSS ${run.max_rss_mb.toFixed(0)} MB (${run.rss_source}); eval success ${run.eval_success}`,
   });
   return rows;
 }
