@@ -19,6 +19,7 @@ import {
   KIND_NAMES,
   type OperandRange,
   OUTCOMES,
+  type Outcome,
   PROTOCOL_ERROR_KINDS,
   STAGE_NAMES,
   type Stage,
@@ -186,9 +187,9 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
     curves.zero_adv.push(d.zeroAdvantage);
     curves.train_success.push(d.success);
     curves.grad_norm.push(gradNorm);
-    for (const o of OUTCOMES) {
-      curves.outcomes[o]?.push(batch.episodes.filter((e) => e.outcome === o).length / batch.episodes.length);
-    }
+    const outcomeCounts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+    for (const e of batch.episodes) outcomeCounts[e.outcome] += 1;
+    for (const o of OUTCOMES) curves.outcomes[o]?.push(outcomeCounts[o] / batch.episodes.length);
     zeroAdvantageTotal += d.zeroAdvantage * batch.episodes.length;
     ctx.onProgress?.(u + 1, cfg.updates);
   }

@@ -85,10 +85,18 @@ export function logProb(logits: ArrayLike<number>, kind: TaskKind, stage: Stage,
   return (logits[o + action] as number) - max - Math.log1p(rest);
 }
 
+/**
+ * Scratch row of probabilities for {@link sampleAction} and {@link accumulateGradLogProb}: each
+ * reads it right after writing it and neither calls the other, so nothing escapes. A fresh typed
+ * array per action was most of a cold `labs run`'s garbage (over 100k 4-element arrays in one agent
+ * run), and on a VM where a fresh memory page is expensive the young generation that garbage grew
+ * cost more than the arithmetic.
+ */
+const probsScratch = new Float64Array(NUM_ACTIONS);
+
 /** Draws an action from pi(. | kind, stage) with one uniform draw from `rng`. */
 export function sampleAction(logits: ArrayLike<number>, kind: TaskKind, stage: Stage, rng: Rng): Action {
-  const probs = actionProbs(logits, kind, stage);
-  return rng.categorical(probs) as Action;
+  return rng.categorical(actionProbs(logits, kind, stage, probsScratch)) as Action;
 }
 
 /** argmax_a pi(a | kind, stage); ties go to the lowest action index. Draws nothing. */
@@ -114,7 +122,7 @@ export function accumulateGradLogProb(
   scale: number,
   grad: Float64Array,
 ): void {
-  const probs = actionProbs(logits, kind, stage);
+  const probs = actionProbs(logits, kind, stage, probsScratch);
   const o = rowOffset(kind, stage);
   for (let j = 0; j < NUM_ACTIONS; j++) {
     const indicator = j === action ? 1 : 0;
