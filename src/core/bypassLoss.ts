@@ -41,6 +41,8 @@ const BYPASS_DEFAULTS: Readonly<Required<BypassLossOptions>> = Object.freeze({
   is: null,
   rejection: null,
   vanilla: Object.freeze({}),
+  outWeights: null,
+  outMask: null,
 });
 
 export interface BypassLossResult {
@@ -58,8 +60,10 @@ export interface BypassLossResult {
 /**
  * verl `compute_policy_loss_bypass_mode(old_log_prob, log_prob, advantages, response_mask,
  * loss_agg_mode, config)` with `old_log_prob` = the rollout log-probs; formulas in the file
- * header; defaults {@link BYPASS_DEFAULTS}, merged once. Throws what the inner pieces throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE...) and
- * UNKNOWN_MODE for an unknown loss type.
+ * header; defaults {@link BYPASS_DEFAULTS}, merged once. `outWeights` / `outMask` reuse [B,T] buffers
+ * for the returned `weights` / `mask`, as in {@link rolloutCorrection}. Throws what the inner pieces
+ * throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE, SHAPE_MISMATCH / BAD_ARGUMENT naming a wrong
+ * buffer...) and UNKNOWN_MODE for an unknown loss type.
  */
 export function policyLossBypass(
   inputs: PolicyLossInputs,
@@ -67,7 +71,10 @@ export function policyLossBypass(
   options: BypassLossOptions = {},
 ): BypassLossResult {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { lossType, lossAggMode, is, rejection, vanilla } = { ...BYPASS_DEFAULTS, ...options };
+  const { lossType, lossAggMode, is, rejection, vanilla, outWeights, outMask } = {
+    ...BYPASS_DEFAULTS,
+    ...options,
+  };
   if (lossType !== 'ppo_clip' && lossType !== 'reinforce') {
     throw new LabError(
       'UNKNOWN_MODE',
@@ -80,6 +87,8 @@ export function policyLossBypass(
   const corr = rolloutCorrection({ oldLogProb: logProb, rolloutLogProb: oldLogProb, responseMask }, shape, {
     is,
     rejection,
+    outWeights,
+    outMask,
   });
   const r =
     lossType === 'ppo_clip'

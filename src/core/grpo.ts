@@ -6,7 +6,15 @@
  *  - {@link grpoVectorizedAdvantage}: `compute_grpo_vectorized_outcome_advantage` ("grpo_vectorized"),
  *    whose float32 one-pass variance and std floor make it differ on near-constant groups.
  */
-import { checkLabels, type GroupLabel, type GroupLabels, type OutcomeBatch, type Shape2 } from './batch.js';
+import {
+  checkLabels,
+  type GroupLabel,
+  type GroupLabels,
+  type OutcomeBatch,
+  outputBuffer64,
+  type RowOutOption,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { asTorchIndex, factorizeLabels, type GroupIds, groupMeanStd } from './groupwise.js';
 import { broadcastRows, checkTokenBatch, rowSums, scanMask } from './rowScores.js';
@@ -142,13 +150,15 @@ function singletonError(label: GroupLabel, row: number, field: string): LabError
  * Core of the GRPO family on dense group ids (validated options, finite scores):
  * `a = (s − mean_g)/(std_g + eps)` (`s − mean_g` with std 'none'); singleton per the rule.
  * Float64 throughout except verl's singleton constant: `std + eps` there is a float32 tensor sum,
- * `fround(1 + eps)` (= 1.00000095367431640625 for eps 1e-6).
+ * `fround(1 + eps)` (= 1.00000095367431640625 for eps 1e-6). Writes every position of `out` (a
+ * checked length-B buffer) when given, else of a new array.
  */
 export function groupNormalize(
   scores: ArrayLike<number>,
   groups: GroupIds,
   o: Required<GroupNormOptions>,
   field = 'index',
+  out: Float64Array = new Float64Array(groups.ids.length),
 ): Float64Array {
   const { count, mean, sumSq } = groupMoments(scores, groups);
   const G = groups.groups;
@@ -169,7 +179,6 @@ export function groupNormalize(
       o.std === 'unbiased' ? Math.sqrt(ss / (n - 1)) : o.std === 'population' ? Math.sqrt(ss / n) : 0;
   }
   const singletonDenominator = o.std === 'none' ? 1 : Math.fround(1 + o.epsilon);
-  const out = new Float64Array(groups.ids.length);
   for (let i = 0; i < out.length; i++) {
     const g = groups.ids[i] as number;
     const s = scores[i] as number;
@@ -274,17 +283,20 @@ export function groupNormalizeFloat32(
  *   singleton 'verl': mean 0, std 1 → s/(1+eps) with float32(1+1e-6); 'zero' → 0;
  *   'error' → LabError SINGLETON_GROUP; std 'none' → s − mean (Dr.GRPO, verl's norm_adv_by_std_in_grpo=false).
  * All-equal groups of size ≥ 2 give exactly 0. Computed in float64.
- * Errors: NON_FINITE score, SHAPE_MISMATCH labels length, BAD_VALUE label, UNKNOWN_MODE / BAD_ARGUMENT option.
+ * `out`: a length-B Float64Array to write into (see {@link RowOutOption}); it is then the result.
+ * Errors: NON_FINITE score, SHAPE_MISMATCH labels length, BAD_VALUE label, UNKNOWN_MODE / BAD_ARGUMENT option,
+ * SHAPE_MISMATCH / BAD_ARGUMENT `out` (wrong length / not a Float64Array).
  */
 export function grpoScalarAdvantages(
   scores: ArrayLike<number>,
   index: GroupLabels,
-  options?: GroupNormOptions,
+  options: GroupNormOptions & RowOutOption = {},
 ): Float64Array {
-  const o = resolveGroupNormOptions(options);
+  const { out, ...normOptions } = options;
+  const o = resolveGroupNormOptions(normOptions);
   checkFiniteScores(scores);
   const groups = factorizeLabels(index, scores.length);
-  return groupNormalize(scores, groups, o);
+  return groupNormalize(scores, groups, o, 'index', outputBuffer64(out, scores.length, `[${scores.length}]`));
 }
 
 /** Advantages and returns of an outcome estimator; verl returns the same tensor twice for most of them. */

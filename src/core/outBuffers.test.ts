@@ -7,12 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { aggLossGrad } from './aggLoss.js';
+import { policyLossBypass } from './bypassLoss.js';
 import { policyLossCispo } from './cispoLoss.js';
 import { policyLossClipCov, policyLossKlCov } from './covarianceLosses.js';
 import { entropyFromLogits } from './entropy.js';
 import { gaeAdvantageReturn } from './gae.js';
 import { gpgAdvantage } from './gpg.js';
-import { grpoAdvantage, grpoVectorizedAdvantage } from './grpo.js';
+import { grpoAdvantage, grpoScalarAdvantages, grpoVectorizedAdvantage } from './grpo.js';
 import { grpoPasskAdvantage } from './grpoPassk.js';
 import { applyKlPenalty, klPenalty } from './kl.js';
 import { computeRewards } from './klReward.js';
@@ -23,10 +24,11 @@ import {
   multiTurnOptimalTokenBaselineAdvantage,
   optimalTokenBaselineAdvantage,
 } from './optimalTokenBaseline.js';
+import { presetAdvantages } from './presets.js';
 import { reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage } from './reinforcePlusPlus.js';
 import { remaxAdvantage } from './remax.js';
 import { rlooAdvantage, rlooVectorizedAdvantage } from './rloo.js';
-import { rolloutIsWeights, rolloutRejectionMask } from './rolloutCorrection.js';
+import { rolloutCorrection, rolloutIsWeights, rolloutRejectionMask } from './rolloutCorrection.js';
 import { policyLossSapo } from './sapoLoss.js';
 import { policyLossGeoMean, policyLossGspo } from './sequenceRatioLosses.js';
 import { policyLossVanilla, policyLossVanillaGrad } from './vanillaPolicyLoss.js';
@@ -51,6 +53,15 @@ const values = seq((i) => 0.1 * (i % 4));
 const logits = Float32Array.from({ length: n * 3 }, (_, i) => Math.sin(i));
 const outcome = { tokenLevelRewards, responseMask, index };
 const policy = { oldLogProb, logProb, advantages, responseMask };
+// one score per row for the scalar estimators: two groups of two and a singleton (which the
+// leave-one-out preset must write as 0 into a reused buffer)
+const scores = [1, 0, 0.5, 0.25, 2];
+const scoreIndex = ['p0', 'p0', 'p1', 'p1', 'p2'];
+const rollout = { oldLogProb, rolloutLogProb: logProb, responseMask };
+const correction = {
+  is: { level: 'token', threshold: 1.2 },
+  rejection: { rolloutRs: 'token_k2', threshold: '0.02' },
+} as const;
 
 type Opts = Record<string, unknown>;
 interface Case {
@@ -68,8 +79,26 @@ const self = (r: unknown) => r;
 const A = (pick: (r: unknown) => unknown = adv) => ({ option: 'out', length: n, pick });
 const R = { option: 'outReturns', length: n, pick: ret };
 const rowsOut = { option: 'out', length: rows, f64: true, pick: self };
+const scoresOut = { option: 'out', length: scores.length, f64: true, pick: self };
+const W = { option: 'outWeights', length: n, pick: (r: unknown) => (r as { weights: unknown }).weights };
+const M = { option: 'outMask', length: n, pick: (r: unknown) => (r as { mask: unknown }).mask };
 
 const cases: Case[] = [
+  {
+    name: 'grpoScalarAdvantages',
+    call: (o) => grpoScalarAdvantages(scores, scoreIndex, o),
+    outputs: [scoresOut],
+  },
+  {
+    name: 'presetAdvantages verl',
+    call: (o) => presetAdvantages('verl', scores, scoreIndex, o),
+    outputs: [scoresOut],
+  },
+  {
+    name: 'presetAdvantages nemo-rl',
+    call: (o) => presetAdvantages('nemo-rl', scores, scoreIndex, o),
+    outputs: [scoresOut],
+  },
   { name: 'grpoAdvantage', call: (o) => grpoAdvantage(outcome, shape, o), outputs: [A()] },
   {
     name: 'grpoVectorizedAdvantage',
@@ -233,6 +262,21 @@ const cases: Case[] = [
       ),
     outputs: [A((r) => (r as { mask: unknown }).mask)],
   },
+  {
+    name: 'rolloutCorrection',
+    call: (o) => rolloutCorrection(rollout, shape, { ...correction, ...o }),
+    outputs: [W, M],
+  },
+  {
+    name: 'rolloutCorrection without rejection',
+    call: (o) => rolloutCorrection(rollout, shape, { is: correction.is, ...o }),
+    outputs: [M],
+  },
+  {
+    name: 'policyLossBypass',
+    call: (o) => policyLossBypass(policy, shape, { lossType: 'reinforce', ...correction, ...o }),
+    outputs: [W, M],
+  },
 ];
 
 /** The bytes of a typed array, so that -0, +0 and NaN payloads compare exactly. */
@@ -256,4 +300,37 @@ describe('out: every allocating kernel writes into a caller buffer', () => {
       });
     }
   }
+});
+
+describe('out: the composite rollout correction', () => {
+  it('the test batch exercises both arrays: some weights truncated, some tokens rejected', () => {
+    const r = rolloutCorrection(rollout, shape, correction);
+    const w = Array.from(r.weights ?? []);
+    expect(w.filter((v) => v === Math.fround(1.2)).length).toBeGreaterThan(0);
+    const kept = Array.from(r.mask).filter((v) => v === 1).length;
+    const valid = Array.from(responseMask).filter((v) => v === 1).length;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(valid);
+  });
+  it('without rejection the mask written into outMask is the response mask', () => {
+    const buf = new Float32Array(n).fill(7.5);
+    const r = rolloutCorrection(rollout, shape, { outMask: buf });
+    expect(r.mask).toBe(buf);
+    expect(Array.from(buf)).toEqual(Array.from(responseMask));
+  });
+  it('outWeights is checked but left untouched when IS is disabled (weights is null)', () => {
+    const buf = new Float32Array(n).fill(7.5);
+    const r = rolloutCorrection(rollout, shape, { outWeights: buf });
+    expect(r.weights).toBeNull();
+    expect(Array.from(buf)).toEqual(new Array(n).fill(7.5));
+    expectLabError(
+      () => rolloutCorrection(rollout, shape, { outWeights: new Float32Array(n - 1) }),
+      'SHAPE_MISMATCH',
+      'outWeights',
+    );
+  });
+  it('is.out from JavaScript is refused, not silently replaced by outWeights', () => {
+    const is = { level: 'token', out: new Float32Array(n) } as unknown as { level: 'token' };
+    expectLabError(() => rolloutCorrection(rollout, shape, { is }), 'BAD_ARGUMENT', 'is.out');
+  });
 });

@@ -4,9 +4,9 @@
  * behaviour is not in a source we could read, it is left out (see `notes`).
  */
 
-import type { GroupLabels } from './batch.js';
+import { type GroupLabels, outputBuffer64, type RowOutOption } from './batch.js';
 import { LabError } from './errors.js';
-import { factorizeLabels, groupMembers } from './groupwise.js';
+import { factorizeLabels, type GroupIds, groupMembers } from './groupwise.js';
 import { checkFiniteScores, grpoScalarAdvantages, type SingletonRule, type StdKind } from './grpo.js';
 
 export type ConventionPreset = 'verl' | 'trl' | 'openrlhf' | 'nemo-rl' | 'teaching';
@@ -109,12 +109,20 @@ export function conventionSpec(preset: ConventionPreset): ConventionSpec {
  * NeMo-RL's leave-one-out baseline and std, per row, in float64:
  * `b_i = mean_{j≠i} r_j`, `σ_i = unbiased std of {r_j : j≠i}` (0 when fewer than 2 others),
  * `a_i = (r_i − b_i)/(σ_i + eps)` where σ_i > 0, else `r_i − b_i`; a group of one gets 0.
+ * Writes every position of `out` (it reads other rows' scores, so `out` must not be `scores`).
  */
-function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels, epsilon: number): Float64Array {
-  const out = new Float64Array(scores.length);
-  for (const rows of groupMembers(factorizeLabels(index, scores.length))) {
+function leaveOneOutAdvantages(
+  scores: ArrayLike<number>,
+  groups: GroupIds,
+  epsilon: number,
+  out: Float64Array,
+): Float64Array {
+  for (const rows of groupMembers(groups)) {
     const n = rows.length;
-    if (n < 2) continue; // baseline = own reward -> advantage 0
+    if (n < 2) {
+      for (const i of rows) out[i] = 0; // baseline = own reward -> advantage 0
+      continue;
+    }
     const k = n - 1;
     for (const i of rows) {
       const r = scores[i] as number;
@@ -147,21 +155,27 @@ function leaveOneOutAdvantages(scores: ArrayLike<number>, index: GroupLabels, ep
  * Scalar advantages of one score per row under a preset's conventions (see {@link CONVENTION_PRESETS}).
  * Group-mean presets go through {@link grpoScalarAdvantages} with the preset's std kind, epsilon and
  * singleton rule; `nemo-rl` uses the leave-one-out baseline and std. Float64.
- * Errors: UNKNOWN_MODE preset, NON_FINITE score, SHAPE_MISMATCH labels, SINGLETON_GROUP (trl, openrlhf).
+ * `options.out`: a length-B Float64Array to write into (see {@link RowOutOption}); it is then the result.
+ * Errors: UNKNOWN_MODE preset, NON_FINITE score, SHAPE_MISMATCH labels, SINGLETON_GROUP (trl, openrlhf),
+ * SHAPE_MISMATCH / BAD_ARGUMENT `out` (wrong length / not a Float64Array).
  */
 export function presetAdvantages(
   preset: ConventionPreset,
   scores: ArrayLike<number>,
   index: GroupLabels,
+  options: RowOutOption = {},
 ): Float64Array {
   const spec = conventionSpec(preset);
   if (spec.baseline === 'leave-one-out') {
     checkFiniteScores(scores);
-    return leaveOneOutAdvantages(scores, index, spec.epsilon);
+    const groups = factorizeLabels(index, scores.length);
+    const out = outputBuffer64(options.out, scores.length, `[${scores.length}]`);
+    return leaveOneOutAdvantages(scores, groups, spec.epsilon, out);
   }
   return grpoScalarAdvantages(scores, index, {
     std: spec.std,
     epsilon: spec.epsilon,
     singleton: spec.singleton,
+    out: options.out ?? null,
   });
 }

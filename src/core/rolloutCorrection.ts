@@ -604,10 +604,17 @@ export function offPolicyMetrics(inputs: RolloutLogProbs, shape: Shape2): Rollou
 }
 
 export interface RolloutCorrectionOptions {
-  /** IS weights; null disables them (verl `rollout_is: null`). */
-  is?: RolloutIsOptions | null;
+  /** IS weights; null disables them (verl `rollout_is: null`). Their buffer is `outWeights`. */
+  is?: Omit<RolloutIsOptions, 'out'> | null;
   /** Rejection rules; null disables rejection (verl `rollout_rs: null`). */
   rejection?: RsRule[] | { rolloutRs: string; threshold: string | number } | null;
+  /**
+   * A [B,T] buffer for `weights` (see {@link OutOption}); it is then the returned `weights`. Checked
+   * even when `is` is disabled, and then left untouched (`weights` is null).
+   */
+  outWeights?: Float32Array | null;
+  /** A [B,T] buffer for `mask` (see {@link OutOption}); it is then the returned `mask`. */
+  outMask?: Float32Array | null;
 }
 
 export interface RolloutCorrectionResult {
@@ -624,6 +631,8 @@ export interface RolloutCorrectionResult {
  * rollout_is, rollout_is_threshold, rollout_is_batch_normalize, rollout_rs, rollout_rs_threshold)`:
  * `ℓ = old − rollout`, IS weights ({@link rolloutIsWeights}), rejection ({@link rolloutRejectionMask}),
  * off-policy diagnostics ({@link offPolicyMetrics}), metrics prefixed `rollout_corr/`.
+ * `outWeights` / `outMask` reuse [B,T] buffers for the two arrays; a wrong one is SHAPE_MISMATCH or
+ * BAD_ARGUMENT naming the option. `is.out` is refused (BAD_ARGUMENT): the weights buffer is `outWeights`.
  */
 export function rolloutCorrection(
   inputs: RolloutLogProbs,
@@ -634,6 +643,19 @@ export function rolloutCorrection(
   checkLogRatioBatch(oldLogProb, responseMask, shape, 'old_log_prob');
   checkLogRatioBatch(rolloutLogProb, responseMask, shape, 'rollout_log_prob');
   const n = shape.rows * shape.cols;
+  const shapeText = `[${shape.rows},${shape.cols}]`;
+  const isOut = (options.is as RolloutIsOptions | null | undefined)?.out;
+  if (isOut !== undefined && isOut !== null) {
+    // a JavaScript caller's `is.out` would otherwise be silently replaced by outWeights
+    throw new LabError('BAD_ARGUMENT', 'is.out: pass the weights buffer as the outWeights option', {
+      details: { field: 'is.out' },
+    });
+  }
+  const outWeights =
+    options.outWeights === undefined || options.outWeights === null
+      ? null
+      : outputBuffer(options.outWeights, n, shapeText, 'outWeights');
+  const outMask = outputBuffer(options.outMask, n, shapeText, 'outMask');
   const logRatio = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     if (responseMask[i] !== 0) logRatio[i] = (oldLogProb[i] as number) - (rolloutLogProb[i] as number);
@@ -641,15 +663,16 @@ export function rolloutCorrection(
   const metrics: RolloutMetrics = {};
   let weights: Float32Array | null = null;
   if (options.is) {
-    const r = rolloutIsWeights({ logRatio, responseMask }, shape, options.is);
+    const r = rolloutIsWeights({ logRatio, responseMask }, shape, { ...options.is, out: outWeights });
     weights = r.weights;
     Object.assign(metrics, r.metrics);
   }
-  let mask: Float32Array = Float32Array.from(responseMask);
+  const mask = outMask;
   if (options.rejection) {
-    const r = rolloutRejectionMask({ logRatio, responseMask }, shape, options.rejection);
-    mask = r.mask;
+    const r = rolloutRejectionMask({ logRatio, responseMask }, shape, options.rejection, { out: mask });
     Object.assign(metrics, r.metrics);
+  } else {
+    mask.set(responseMask);
   }
   Object.assign(metrics, offPolicyMetrics({ oldLogProb, rolloutLogProb, responseMask }, shape));
   const prefixed: RolloutMetrics = {};
