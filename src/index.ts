@@ -18,6 +18,9 @@ export type {
   GroupLabels,
   MaskArray,
   OutcomeBatch,
+  OutOption,
+  OutReturnsOption,
+  RowOutOption,
   Shape2,
 } from './core/batch.js';
 

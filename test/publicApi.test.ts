@@ -1,6 +1,8 @@
 // The package's public entry (src/index.ts) is a deliberate list: these tests fail when a name is
 // added or removed without updating the list (and docs/kernels-api.md), or when an internal helper leaks.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { OutOption, OutReturnsOption, RowOutOption } from '../src/index.js';
 import * as api from '../src/index.js';
 import { expectLabError } from './support/labError.js';
 
@@ -117,6 +119,22 @@ const PUBLIC = {
   reports: ['planPlots', 'writeHtmlReport'],
 } as const;
 
+/**
+ * The batch types of the entry (types leave no runtime name, so they are pinned in the source of
+ * src/index.ts): the kernels' input types and the out-buffer option types of batch.ts.
+ */
+const PUBLIC_BATCH_TYPES = [
+  'FloatArray',
+  'GroupLabel',
+  'GroupLabels',
+  'MaskArray',
+  'OutcomeBatch',
+  'OutOption',
+  'OutReturnsOption',
+  'RowOutOption',
+  'Shape2',
+];
+
 describe('public API (src/index.ts)', () => {
   it('exports exactly the deliberate list, no more and no fewer', () => {
     const listed = Object.values(PUBLIC).flat();
@@ -164,6 +182,36 @@ describe('public API (src/index.ts)', () => {
     expect(typeof api.toolEnv.step).toBe('function');
     expect(typeof api.tokenEnv.runTokenEpisode).toBe('function');
     expect(typeof api.tabularPolicy.sampleAction).toBe('function');
+  });
+
+  it('exports exactly the pinned batch types, the out-buffer option types included', () => {
+    const source = readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8');
+    const block = /export type \{([^}]*)\} from '\.\/core\/batch\.js';/.exec(source)?.[1] ?? '';
+    const names = block
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    expect(names.sort()).toEqual([...PUBLIC_BATCH_TYPES].sort());
+  });
+
+  it('the out-buffer option types are what the kernels take: the buffers come back as the results', () => {
+    const tokenLevelRewards = Float32Array.of(0, 1, 0, 0);
+    const responseMask = Float32Array.of(1, 1, 1, 1);
+    const shape = { rows: 2, cols: 2 };
+    const one: OutOption = { out: new Float32Array(4) };
+    const rloo = api.rlooAdvantage({ tokenLevelRewards, responseMask, index: ['u', 'u'] }, shape, one);
+    expect(rloo.advantages).toBe(one.out);
+    const two: OutReturnsOption = { out: new Float32Array(4), outReturns: new Float32Array(4) };
+    const remax = api.remaxAdvantage(
+      { tokenLevelRewards, rewardBaselines: [0, 0], responseMask },
+      shape,
+      two,
+    );
+    expect(remax.advantages).toBe(two.out);
+    expect(remax.returns).toBe(two.outReturns);
+    const row: RowOutOption = { out: new Float64Array(2) };
+    expect(api.grpoScalarAdvantages([1, 0], ['u', 'u'], row)).toBe(row.out);
+    expect(api.presetAdvantages('nemo-rl', [1, 0], ['u', 'u'], row)).toBe(row.out);
   });
 
   it('computes a GRPO advantage through the public entry as verl does on a tiny batch', () => {
