@@ -351,6 +351,9 @@ function aggSums(
     (lossMask instanceof Float32Array || lossMask instanceof Uint8Array)
       ? lossSimdKernel()
       : null;
+  // the JavaScript loop's per-row results, in the SIMD kernel's layout (one call's rows)
+  const rowSum = new Float64Array(simd ? 0 : Math.min(rows, step));
+  const rowCount = new Float64Array(rowSum.length);
   for (let b = 0; b < rows; b += step) {
     const b1 = Math.min(rows, b + step);
     if (simd) {
@@ -364,15 +367,19 @@ function aggSums(
       );
       addRowSums(chunk.rowSum, chunk.rowCount, b1 - b, acc);
       acc[AGG_SUM_SLOTS] = (acc[AGG_SUM_SLOTS] as number) + chunk.bad;
-    } else aggRows(lossMat, lossMask, b, b1, cols, padCheck, acc);
+    } else {
+      const bad = aggRows(lossMat, lossMask, b, b1, cols, padCheck, rowSum, rowCount);
+      addRowSums(rowSum, rowCount, b1 - b, acc);
+      acc[AGG_SUM_SLOTS] = (acc[AGG_SUM_SLOTS] as number) + bad;
+    }
   }
   return { sums: aggSumsOf(acc), badMask: acc[AGG_SUM_SLOTS] as number };
 }
 
 /**
- * Adds per-row sums and valid counts of `rows` rows (a SIMD kernel's output, lossSimd.ts) into the
- * {@link AggSums} slots of `acc`, in the order and with the operations of the end of {@link aggRows}
- * (and of the vanilla loss's JavaScript pass), so both engines give the same float64 sums.
+ * Adds per-row sums and valid counts of `rows` rows (the output of a SIMD kernel, lossSimd.ts, or of
+ * {@link aggRows}) into the {@link AggSums} slots of `acc`: in row order, with the operations of the
+ * end of the vanilla loss's JavaScript pass, so every engine gives the same float64 sums.
  */
 export function addRowSums(
   rowSum: Float64Array,
@@ -406,7 +413,10 @@ export function addRowSums(
  */
 export type SumEngine = 'auto' | 'js';
 
-/** Rows `[b0, b1)` of {@link aggSums}, added into `acc` (the {@link AggSums} slots, then bad). */
+/**
+ * Rows `[b0, b1)` of {@link aggSums}: row b's masked sum and valid count into `rowSum[b − b0]`,
+ * `rowCount[b − b0]` (combined by {@link addRowSums}, as the SIMD kernel's); returns the bad-mask sum.
+ */
 function aggRows(
   lossMat: FloatArray,
   lossMask: MaskArray,
@@ -414,13 +424,9 @@ function aggRows(
   b1: number,
   cols: number,
   padCheck: boolean,
-  acc: Float64Array,
-): void {
-  let sumAll = 0;
-  let sumValidRows = 0;
-  let sumRowMeans = 0;
-  let validTokens = 0;
-  let validRows = 0;
+  rowSum: Float64Array,
+  rowCount: Float64Array,
+): number {
   let bad = 0;
   for (let b = b0; b < b1; b++) {
     // Four independent partial sums: the loop is bound by the latency of the running additions,
@@ -459,18 +465,10 @@ function aggRows(
       n0 += m;
       bad += Math.abs(m * m - m);
     }
-    const sum = s0 + s1 + (s2 + s3);
-    const n = n0 + n1;
-    sumAll += sum;
-    validTokens += n;
-    if (n > 0) {
-      validRows++;
-      sumValidRows += sum;
-      sumRowMeans += maskedMeanOf(sum, n);
-    }
+    rowSum[b - b0] = s0 + s1 + (s2 + s3);
+    rowCount[b - b0] = n0 + n1;
   }
-  addAggSums(acc, sumAll, sumValidRows, sumRowMeans, validTokens, validRows);
-  acc[AGG_SUM_SLOTS] = (acc[AGG_SUM_SLOTS] as number) + bad;
+  return bad;
 }
 
 /**
