@@ -146,6 +146,23 @@ interface VanillaAcc {
   check: number;
 }
 
+/**
+ * One call's validated arguments, as both {@link vanillaPass} and its slow path {@link vanillaSlow}
+ * take them: the four `[B,T]` inputs, the IS weights (or null), the shape, the clip settings and
+ * the aggregation mode.
+ */
+interface VanillaArgs {
+  old: FloatArray;
+  lp: FloatArray;
+  adv: FloatArray;
+  mask: MaskArray;
+  w: FloatArray | null;
+  rows: number;
+  cols: number;
+  p: ClipParams;
+  mode: LossAggMode;
+}
+
 /** Tokens per call of {@link vanillaRows} (see there). */
 const TOKENS_PER_CALL = 16384;
 
@@ -159,19 +176,8 @@ const TOKENS_PER_CALL = 16384;
  * A valid token adds `(m − 1)²` to the check: non-negative, so two bad entries cannot cancel (0.5 and
  * 1.5 would with `m − 1`), and non-zero for any mask value other than 0 or 1.
  */
-function vanillaPass(
-  old: FloatArray,
-  lp: FloatArray,
-  adv: FloatArray,
-  mask: MaskArray,
-  w: FloatArray | null,
-  rows: number,
-  cols: number,
-  p: ClipParams,
-  mode: LossAggMode,
-  out: Float32Array,
-  engine: VanillaEngine = 'auto',
-): VanillaAcc {
+function vanillaPass(args: VanillaArgs, out: Float32Array, engine: VanillaEngine = 'auto'): VanillaAcc {
+  const { old, lp, adv, mask, w, rows, cols, p, mode } = args;
   // token-mean ignores padding entirely (as verl); the other modes need its values checked
   const padCheck = mode !== 'token-mean';
   const lo = 1 - p.low;
@@ -386,17 +392,8 @@ function vanillaRows(
  * multiply `loss·m`, so a non-finite padded loss in a row that counts makes verl's loss NaN: the lab
  * raises NON_FINITE there.
  */
-function vanillaSlow(
-  old: FloatArray,
-  lp: FloatArray,
-  adv: FloatArray,
-  mask: MaskArray,
-  w: FloatArray | null,
-  rows: number,
-  cols: number,
-  p: ClipParams,
-  mode: LossAggMode,
-): void {
+function vanillaSlow(args: VanillaArgs): void {
+  const { old, lp, adv, mask, w, rows, cols, p, mode } = args;
   throwIfNonFiniteUnderMask(old, lp, adv, w, mask, cols);
   if (mode === 'token-mean') return;
   for (let b = 0; b < rows; b++) {
@@ -466,23 +463,20 @@ export function policyLossVanillaOn(
   const p = resolveClip(o);
   const agg = resolveAggOptions(o.agg);
   const perTokenLoss = outputBuffer(o.out, rows * cols, `[${rows},${cols}]`);
-  const acc = vanillaPass(
-    oldLogProb,
-    logProb,
-    advantages,
-    responseMask,
-    weights,
+  const args: VanillaArgs = {
+    old: oldLogProb,
+    lp: logProb,
+    adv: advantages,
+    mask: responseMask,
+    w: weights,
     rows,
     cols,
     p,
-    o.lossAggMode,
-    perTokenLoss,
-    engine,
-  );
+    mode: o.lossAggMode,
+  };
+  const acc = vanillaPass(args, perTokenLoss, engine);
   const { sums, kl, clip, lower } = acc;
-  if (acc.check !== 0) {
-    vanillaSlow(oldLogProb, logProb, advantages, responseMask, weights, rows, cols, p, o.lossAggMode);
-  }
+  if (acc.check !== 0) vanillaSlow(args);
   const loss = finishAgg(o.lossAggMode, agg, sums, cols, 'response_mask');
   const n = sums.validTokens;
   return {
