@@ -34,6 +34,7 @@ import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../
 import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import { Rng } from '../random.js';
 import { defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -363,7 +364,7 @@ function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, 
 const round = (v: number) => Number(v.toPrecision(10));
 
 function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
-  const started = performance.now();
+  const elapsedMs = startStopwatch();
   const eps = cfg.epsilon;
   const batch = EXERCISE_BATCH;
   const layout = layoutBatch(batch);
@@ -629,7 +630,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
         yFields: ['denominator_correct_mask', 'denominator_flipped_mask'],
       },
     },
-    timing: { wall_ms: performance.now() - started },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

@@ -40,6 +40,7 @@ import {
   updateDiagnostics,
 } from '../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -109,7 +110,7 @@ export type AgentConfig = z.output<typeof AGENT_OPTIONS>;
 // ---------------------------------------------------------------------------------------------------
 
 async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
   const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
@@ -285,7 +286,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
       train_outcome: { title: 'Training outcomes', y: 'fraction of trajectories', kind: 'stacked-area' },
       grad_norm: { title: 'Gradient norm', y: 'L2 norm of dJ/dz', kind: 'line' },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

@@ -17,6 +17,7 @@
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
 import { armCurves, armTable, fixed, pairedDifferences, round6 } from './armReport.js';
+import { startStopwatch } from './stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from './tokenLab.js';
 import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from './tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
@@ -29,7 +30,7 @@ export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
 export type AggregationConfig = z.output<typeof AGGREGATION_OPTIONS>;
 
 function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
 
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
   const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
@@ -144,7 +145,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
         yFields: [...LOSS_AGG_MODES],
       },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

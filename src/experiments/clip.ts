@@ -43,6 +43,7 @@ import {
   warmUp,
 } from './clipLab.js';
 import { defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -197,7 +198,7 @@ const SWEEP_MEASURES = [
 ] as const;
 
 function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const seed = ctx.seed;
 
   // --- the grid -------------------------------------------------------------------------------------
@@ -455,7 +456,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       },
       train_success: { title: 'Training with the KL loss: training success', y: 'fraction of trajectories' },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

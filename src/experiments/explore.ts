@@ -31,6 +31,7 @@ import {
   type UpdateTerms,
 } from './exploreLearner.js';
 import { defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -197,7 +198,7 @@ function rolloutGroups(
 }
 
 function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const seed = ctx.seed;
   const sections = new Set<Section>(cfg.sections);
   const baseTerms: UpdateTerms = {
@@ -558,7 +559,7 @@ function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
     tables,
     notes,
     plots,
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

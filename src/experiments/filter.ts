@@ -28,6 +28,7 @@ import { Rng } from '../random.js';
 import { fixed, pairedDifferences, round6 } from './armReport.js';
 import { agentLearner, type FilterLearner, type Generated, tokenLearner } from './filterLearners.js';
 import { defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import { TOKEN_LAB_OPTIONS } from './tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
@@ -393,7 +394,7 @@ function makeLearner(cfg: FilterConfig, seed: number): FilterLearner<unknown> {
 }
 
 function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
 
@@ -483,7 +484,7 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
       denominator: { title: 'Token-mean denominator per update', y: 'policy tokens' },
       kl_ref: { title: 'KL to the initial policy', y: 'nats per policy token' },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

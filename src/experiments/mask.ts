@@ -26,6 +26,7 @@ import {
   trajectoryAccounting,
 } from './armReport.js';
 import { option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from './tokenLab.js';
 import { type ArmResult, type ArmSpec, pooledTraining } from './tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from './types.js';
@@ -44,7 +45,7 @@ export const MASK_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY).extend({
 export type MaskConfig = z.output<typeof MASK_OPTIONS>;
 
 function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const mode = cfg.loss_agg_mode;
 
   // --- arms -----------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
       loss_tokens: { title: 'Tokens the loss counts per trajectory', y: 'tokens with mask 1' },
       env_tokens: { title: 'Environment tokens per trajectory', y: 'tokens' },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

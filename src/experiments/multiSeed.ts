@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { isLabError, LabError } from '../core/errors.js';
 import type { OptionsSchema } from './options.js';
 import { compareArms, curveBands, statisticsDescription, summarizeAcrossSeeds } from './seedStatistics.js';
+import { startStopwatch } from './stopwatch.js';
 import type {
   ComparisonPlan,
   Experiment,
@@ -167,7 +168,7 @@ export async function runSeeds<S extends OptionsSchema>(
   onProgress?: (done: number, total: number) => void,
   runner?: SeedRunner,
 ): Promise<MultiSeedRecord> {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   let runs: RunRecord[];
   let bands: CurveBand[] | undefined;
   if (usesRunner(runner, seeds.length)) {
@@ -190,12 +191,5 @@ export async function runSeeds<S extends OptionsSchema>(
     }
   }
   const plan = experiment.comparisons?.(config) ?? null;
-  return summarizeRuns(
-    experiment.name,
-    config as Record<string, JsonValue>,
-    runs,
-    performance.now() - start,
-    plan,
-    bands,
-  );
+  return summarizeRuns(experiment.name, config as Record<string, JsonValue>, runs, elapsedMs(), plan, bands);
 }

@@ -46,6 +46,7 @@ import type { RolloutMode } from '../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../train/generationLength.js';
 import { TEACHING_ADVANTAGE } from '../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
 
@@ -184,7 +185,7 @@ export function parseRows(text: string): RowSpec[] {
 // ---------------------------------------------------------------------------------------------------
 
 async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
   asOptionError(() => checkOperandRange(operands));
@@ -396,7 +397,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
         yFields: keys,
       },
     } satisfies Record<string, PlotHint>,
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

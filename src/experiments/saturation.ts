@@ -45,6 +45,7 @@ import {
   saturationUpdate,
   type UpdateSettings,
 } from './saturationLearner.js';
+import { startStopwatch } from './stopwatch.js';
 import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from './tokenLab.js';
 import { measureEpisodes } from './tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
@@ -113,7 +114,7 @@ function checkSaturationOptions(cfg: SaturationConfig): void {
 }
 
 function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   checkSaturationOptions(cfg);
   const root = new Rng(ctx.seed);
   const env = { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
@@ -280,7 +281,7 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
       verify_rate: { title: 'Trajectories that verify', y: 'fraction of trajectories' },
       mean_length: { title: 'Mean transcript length', y: 'tokens' },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

@@ -17,6 +17,7 @@ import {
 } from './multiSeed.js';
 import { parseSetPair, resolveConfig } from './options.js';
 import { isDifferenceKey, metricKey } from './seedStatistics.js';
+import { startStopwatch } from './stopwatch.js';
 import type { SweepSpec } from './sweepSpec.js';
 import type { Experiment, JsonValue, MultiSeedRecord, RunRecord, SummaryInterval } from './types.js';
 import { VERSION } from './version.js';
@@ -73,7 +74,7 @@ export async function runSweep(
   onProgress?: (done: number, total: number) => void,
   runner?: SeedRunner,
 ): Promise<SweepRecord> {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   if (sets.some((pair) => parseSetPair(pair)[0] === spec.key)) {
     throw new LabError('BAD_CLI', `--sweep ${spec.key}=... and --set ${spec.key}=... exclude each other`, {
       details: { field: '--sweep', key: spec.key },
@@ -128,7 +129,7 @@ export async function runSweep(
     baseline: plan?.baseline ?? null,
     points,
     dose_response: doseResponse(experiment, points),
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 

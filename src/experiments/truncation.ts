@@ -20,6 +20,7 @@ import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
 import { armCurves, armTable, fixed, pairedDifferences, round6, trajectoryAccounting } from './armReport.js';
 import { option, withDefault } from './options.js';
+import { startStopwatch } from './stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS } from './tokenLab.js';
 import { type ArmResult, type ArmSpec, type EpisodeMeasures, pooledTraining } from './tokenMeasures.js';
 import { TRUNCATION_POLICIES } from './truncationPolicy.js';
@@ -65,7 +66,7 @@ export function checkTruncationBudgets(cfg: TruncationConfig): void {
 }
 
 function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
-  const start = performance.now();
+  const elapsedMs = startStopwatch();
   checkTruncationBudgets(cfg);
   const mode = cfg.loss_agg_mode;
 
@@ -139,7 +140,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
         y: 'trajectories per batch',
       },
     },
-    timing: { wall_ms: performance.now() - start },
+    timing: { wall_ms: elapsedMs() },
   };
 }
 
