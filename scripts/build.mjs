@@ -52,6 +52,27 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * commander requires node:child_process at load, only to spawn executable subcommands, which this CLI
+ * has none of; loading it pulls in net, dgram and their helpers, several ms of every start. Its
+ * require from commander gets a stand-in that loads the real module on first use.
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'child_process', namespace: 'lazy-builtin' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
+      contents:
+        "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
+      loader: 'js',
+    }));
+  },
+};
+
 // 2. The CLI as one CommonJS function (see src/cli/bin.ts for its parameters).
 const bundled = await build({
   entryPoints: ['src/cli/main.ts'],
@@ -62,7 +83,7 @@ const bundled = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyChildProcess],
   // A quarter less text to read at every start (names are kept, so stack traces still read).
   minifyWhitespace: true,
   // seedPool.ts finds the worker next to `import.meta.url`: here, the bundle's own file.
@@ -103,7 +124,7 @@ await build({
   sourcemap: true,
   minifyWhitespace: true,
   external: EXTERNAL,
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyChildProcess],
   // commander is CommonJS: give its require() calls one in the ES module bundle.
   banner: {
     js: "import { createRequire as __labsCreateRequire } from 'node:module'; const require = __labsCreateRequire(import.meta.url);",

@@ -19,7 +19,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
 import { VERSION } from '../experiments/version.js';
 import { BUNDLE_FILE, bundleCacheFile } from './bundleFiles.js';
 import { runCli } from './cli.js';
@@ -55,6 +54,8 @@ function runBundle(): boolean {
   } catch {
     cachedData = undefined; // no cache (removed, or never written): compile as usual
   }
+  // Loaded only here: `labs --help` and the other commands do not need it.
+  const { Script } = createRequire(import.meta.url)('node:vm') as typeof import('node:vm');
   const script = new Script(source, { filename: file, cachedData });
   if (cacheFile && process.env.LABS_WRITE_CODE_CACHE === '1') {
     // `npm run build` only: after this run, save the bytecode of everything it compiled (a

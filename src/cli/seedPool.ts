@@ -18,8 +18,9 @@
  * the main thread instead: {@link seedWorkerUrl} then returns null.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { LabError, type LabErrorCode } from '../core/errors.js';
 import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
 import { curveBands } from '../experiments/seedStatistics.js';
@@ -99,6 +100,11 @@ export function openSeedPool(name: string, jobs: number, tasks: number): SeedPoo
 
 /** `workers` worker threads loading experiment `name` from `workerUrl` (see {@link openSeedPool}). */
 export function startSeedPool(workerUrl: URL, name: string, workers: number): SeedPool {
+  // Loaded here, not at import: node:worker_threads pulls in about fifteen of Node's own modules
+  // (net, child_process, ...), a few ms of every single-seed `labs run` that never starts a worker.
+  const { Worker } = createRequire(import.meta.url)(
+    'node:worker_threads',
+  ) as typeof import('node:worker_threads');
   const all: Worker[] = [];
   const dead = new Map<Worker, Error>();
   for (let i = 0; i < workers; i++) {

@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
@@ -30,7 +29,7 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
   for (;;) {
     let isDir: boolean;
     try {
-      isDir = (await stat(path)).isDirectory();
+      isDir = statSync(path).isDirectory();
     } catch (e) {
       const parent = dirname(path);
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path)
@@ -40,7 +39,7 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
     }
     if (!isDir) throw fail(`${path} is not a directory`);
     try {
-      await access(path, constants.W_OK);
+      accessSync(path, constants.W_OK);
     } catch (e) {
       throw fail((e as Error).message, e);
     }
