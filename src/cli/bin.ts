@@ -21,7 +21,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from '../experiments/version.js';
 import { BUNDLE_FILE, bundleCacheFile } from './bundleFiles.js';
-import { runCli } from './cli.js';
 
 /** The bundle's signature: it receives these, as a CommonJS module would (see scripts/build.mjs). */
 type BundleFunction = (
@@ -93,5 +92,6 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
 } else if (argv[0] !== 'run' || !runBundle()) {
   // Every other command (help, list, audit, report, compare, conformance) starts faster from the
   // ES module chunks, which load only what the command needs: the cache holds all of `run`'s code.
-  runCli(argv);
+  // Imported here, not at the top, so that `labs run` does not load those chunks at all.
+  import('./cli.js').then(({ runCli }) => runCli(argv));
 }
