@@ -100,17 +100,28 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | n
 
 /** Spearman's rho pooled over strata (ranks centred within each stratum); null if undefined. */
 export function stratifiedSpearman(strata: readonly Paired[]): number | null {
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
+  return pooledCorrelation(strata, centredRankSums);
+}
+
+/**
+ * The pooled form both coefficients share: with (cross, normX, normY) summed over the strata,
+ * cross / sqrt(normX * normY), or null when either norm is 0 (x or y constant within every stratum).
+ */
+function pooledCorrelation(
+  strata: readonly Paired[],
+  perStratum: (x: ArrayLike<number>, y: ArrayLike<number>) => [number, number, number],
+): number | null {
+  let cross = 0;
+  let normX = 0;
+  let normY = 0;
   for (const s of strata) {
     check(s.x, s.y);
-    const [a, b, c] = centredRankSums(s.x, s.y);
-    sxy += a;
-    sxx += b;
-    syy += c;
+    const [a, b, c] = perStratum(s.x, s.y);
+    cross += a;
+    normX += b;
+    normY += c;
   }
-  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : null;
+  return normX > 0 && normY > 0 ? cross / Math.sqrt(normX * normY) : null;
 }
 
 /** Pair counts of one stratum: C − D, n0 − n1, n0 − n2. O(n²), for groups. */
@@ -137,15 +148,5 @@ export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number 
 
 /** Kendall's tau-b over the pairs within each stratum; null if undefined. */
 export function stratifiedKendallTauB(strata: readonly Paired[]): number | null {
-  let s = 0;
-  let ux = 0;
-  let uy = 0;
-  for (const st of strata) {
-    check(st.x, st.y);
-    const [a, b, c] = pairCounts(st.x, st.y);
-    s += a;
-    ux += b;
-    uy += c;
-  }
-  return ux > 0 && uy > 0 ? s / Math.sqrt(ux * uy) : null;
+  return pooledCorrelation(strata, pairCounts);
 }
