@@ -36,48 +36,30 @@
  */
 import { LabError } from '../core/errors.js';
 import type { Rng } from '../random.js';
+import {
+  ACTION_TOKEN_NAMES,
+  digitTokens,
+  isObservationToken,
+  ROLE_ENV,
+  ROLE_MODEL,
+  TOK_ADD,
+  TOK_COMMA,
+  TOK_END,
+  TOK_EQUALS,
+  TOK_FIX,
+  TOK_OK,
+  TOK_READ,
+  TOK_SUB,
+  TOK_SUBMIT,
+  TOK_THINK,
+  TOK_VERIFY,
+  type TokenRole,
+  VOCAB_SIZE,
+} from './tokenVocab.js';
 
-export const ACTION_TOKEN_NAMES = ['read', 'add', 'sub', 'verify', 'submit', 'think'] as const;
-export const OBSERVATION_TOKEN_NAMES = [
-  '0',
-  '1',
-  '2',
-  '3',
-  '4',
-  '5',
-  '6',
-  '7',
-  '8',
-  '9',
-  ',',
-  ';',
-  '=',
-  'ok',
-  'fix',
-] as const;
-export const VOCAB: readonly string[] = [...ACTION_TOKEN_NAMES, ...OBSERVATION_TOKEN_NAMES];
-export const VOCAB_SIZE = VOCAB.length;
-/** Action tokens are ids 0..5; every id >= this is an observation token. */
-export const FIRST_OBSERVATION_TOKEN = ACTION_TOKEN_NAMES.length;
-
-export const TOK_READ = 0;
-export const TOK_ADD = 1;
-export const TOK_SUB = 2;
-export const TOK_VERIFY = 3;
-export const TOK_SUBMIT = 4;
-export const TOK_THINK = 5;
-export const TOK_DIGIT0 = 6;
-export const TOK_COMMA = 16;
-export const TOK_END = 17;
-export const TOK_EQUALS = 18;
-export const TOK_OK = 19;
-export const TOK_FIX = 20;
-
-/** Token roles as verl's agent loop distinguishes them; padding exists only in packed batches. */
-export const ROLE_PAD = 0;
-export const ROLE_MODEL = 1;
-export const ROLE_ENV = 2;
-export type TokenRole = typeof ROLE_PAD | typeof ROLE_MODEL | typeof ROLE_ENV;
+// Re-exported: the vocabulary has its own file so that code shared by the envs can import it
+// without an import cycle, and importers of this env keep finding it here.
+export * from './tokenVocab.js';
 
 export const STAGE_NAMES = ['fresh', 'read', 'computed'] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
@@ -104,11 +86,6 @@ export const TOKEN_ENV_DEFAULTS: TokenEnvOptions = Object.freeze({
   toolErrorRate: 0.3,
   thinkBuckets: 3,
 });
-
-/** True for tokens only the environment writes (digits, separators, check results): ids ≥ the first observation token. */
-export function isObservationToken(token: number): boolean {
-  return token >= FIRST_OBSERVATION_TOKEN;
-}
 
 /** Number of distinct contexts: 2 kinds x 3 stages x 2 verified flags x thinkBuckets. */
 export function contextCount(thinkBuckets: number): number {
@@ -150,13 +127,6 @@ export function sampleTokenTask(rng: Rng, maxOperand = 99): TokenTask {
   let b = rng.int(0, maxOperand);
   if (kind === 'sub' && a < b) [a, b] = [b, a];
   return { kind, a, b, answer: kind === 'add' ? a + b : a - b };
-}
-
-/** The decimal digits of a non-negative integer as observation tokens. */
-export function digitTokens(n: number): number[] {
-  return String(n)
-    .split('')
-    .map((c) => TOK_DIGIT0 + Number(c));
 }
 
 export type EpisodeStatus = 'success' | 'wrong_answer' | 'protocol_error' | 'truncated';
