@@ -42,35 +42,14 @@
  */
 import { LabError } from '../core/errors.js';
 import type { Rng } from '../random.js';
-import {
-  digitTokens,
-  type EpisodeStatus,
-  isObservationToken,
-  ROLE_ENV,
-  ROLE_MODEL,
-  TOK_ADD,
-  TOK_COMMA,
-  TOK_END,
-  TOK_EQUALS,
-  TOK_FIX,
-  TOK_OK,
-  TOK_READ,
-  TOK_SUB,
-  TOK_SUBMIT,
-  TOK_THINK,
-  TOK_VERIFY,
-  type TokenEpisode,
-  type TokenRole,
-  VOCAB,
-} from './tokenArithmetic.js';
+import { type DrivenEpisode, driveEpisode } from './episodeDriver.js';
+import { digitTokens, TOK_END, VOCAB } from './tokenVocab.js';
 
 export const TOK_PLUS = 21;
 export const TOK_MINUS = 22;
 /** {@link VOCAB} plus `+` and `-`: 23 tokens, the first 21 with their usual ids. */
 export const PROMPTED_VOCAB: readonly string[] = [...VOCAB, '+', '-'];
 export const PROMPTED_VOCAB_SIZE = PROMPTED_VOCAB.length;
-
-const STAGES = ['fresh', 'read', 'computing', 'computed'] as const;
 
 export type Operator = '+' | '-';
 
@@ -199,7 +178,7 @@ export interface TranscriptAgent {
  * A prompted episode: the token environment's episode record (same fields, same meaning), with the
  * task read from the prompt tokens and the number of tool calls it needs.
  */
-export interface PromptedEpisode extends Omit<TokenEpisode, 'task'> {
+export interface PromptedEpisode extends DrivenEpisode {
   task: PromptedTask;
   prompt: number[];
   /** Tool calls the task needs (1..3). */
@@ -233,115 +212,21 @@ export function runPromptedEpisode(
   const level = task.operators.length;
   const prompt = promptTokens(task);
   agent.start(prompt);
-  const tokens: number[] = [];
-  const contexts: number[] = [];
-  const roles: TokenRole[] = [];
-  let read = false;
-  let calls = 0;
-  let verified = false;
-  let thinks = 0;
-  let thinksSinceCall = 0;
-  let held = task.operands[0] as number;
-  let toolWasWrong = false;
-  let modelTokens = 0;
-  let envTokens = 0;
-  const phase = () => {
-    if (!read) return 0;
-    if (calls < level) return task.operators[calls] === '+' ? 1 : 2;
-    return 3;
-  };
-  const context = () => promptedContextIndex(phase(), verified, thinksSinceCall, o.thinkBuckets);
-  const finish = (status: EpisodeStatus, errorKind: string | null): PromptedEpisode => ({
-    task,
-    prompt,
-    tokens,
-    contexts,
-    roles,
-    status,
-    score: status === 'success' ? 1 : 0,
-    errorKind,
-    modelTokens,
-    envTokens,
-    thinkTokens: thinks,
-    verified,
-    toolWasWrong,
-    level,
-  });
-  const writeEnv = (out: readonly number[]): boolean => {
-    const ctx = context();
-    for (const tok of out) {
-      if (tokens.length >= o.budget) return false;
-      tokens.push(tok);
-      contexts.push(ctx);
-      roles.push(ROLE_ENV);
-      envTokens++;
-      agent.append(tok);
-    }
-    return true;
-  };
-  const operandList = () => {
-    const out: number[] = [];
-    task.operands.forEach((x, i) => {
-      if (i > 0) out.push(TOK_COMMA);
-      out.push(...digitTokens(x));
-    });
-    return out;
-  };
-
-  for (;;) {
-    if (tokens.length >= o.budget) return finish('truncated', null);
-    const ctx = context();
-    const tok = agent.choose(ctx);
-    if (!Number.isInteger(tok) || tok < 0 || tok >= PROMPTED_VOCAB_SIZE) {
-      throw new LabError('BAD_ARGUMENT', `choose: returned token ${tok} at position ${tokens.length}`, {
-        details: { field: 'token', token: tokens.length, value: tok },
-      });
-    }
-    contexts.push(ctx);
-    tokens.push(tok);
-    roles.push(ROLE_MODEL);
-    modelTokens++;
-    agent.append(tok);
-    if (isObservationToken(tok)) return finish('protocol_error', 'observation_token');
-    const stage = !read ? 0 : calls < level ? (calls === 0 ? 1 : 2) : 3;
-    if (tok === TOK_THINK) {
-      thinks++;
-      thinksSinceCall++;
-      continue;
-    }
-    if (tok === TOK_READ && stage === 0) {
-      read = true;
-      if (!writeEnv([...operandList(), TOK_END])) return finish('truncated', null);
-      continue;
-    }
-    if ((tok === TOK_ADD || tok === TOK_SUB) && (stage === 1 || stage === 2)) {
-      const x = task.operands[calls + 1] as number;
-      let result = tok === TOK_ADD ? held + x : held - x;
-      if (noise.next() < slipProbability(thinksSinceCall, o)) {
-        const offset = noise.int(1, 9) * (noise.next() < 0.5 ? -1 : 1);
-        result = result + offset < 0 ? result - offset : result + offset;
-        toolWasWrong = true;
-      }
-      held = Math.abs(result);
-      calls++;
-      thinksSinceCall = 0;
-      if (!writeEnv([...digitTokens(held), TOK_END])) return finish('truncated', null);
-      continue;
-    }
-    if (tok === TOK_VERIFY && stage === 3) {
-      if (verified) return finish('protocol_error', 'verify_twice');
-      const before = held;
-      held = task.answer;
-      verified = true;
-      const check = before === task.answer ? [TOK_OK] : [TOK_FIX, ...digitTokens(task.answer)];
-      if (!writeEnv([...operandList(), TOK_EQUALS, ...digitTokens(before), ...check, TOK_END])) {
-        return finish('truncated', null);
-      }
-      continue;
-    }
-    if (tok === TOK_SUBMIT && stage === 3) {
-      return finish(held === task.answer ? 'success' : 'wrong_answer', null);
-    }
-    return finish('protocol_error', `${VOCAB[tok]}_at_${STAGES[stage]}`);
-  }
+  const episode = driveEpisode(
+    {
+      operands: task.operands,
+      answer: task.answer,
+      budget: o.budget,
+      vocabSize: PROMPTED_VOCAB_SIZE,
+      // Phase 0 fresh, 1/2 a call due with operator +/−, 3 computed (promptedContextIndex).
+      context: (s) => {
+        const phase = !s.read ? 0 : s.calls < level ? (task.operators[s.calls] === '+' ? 1 : 2) : 3;
+        return promptedContextIndex(phase, s.verified, s.thinksSinceCall, o.thinkBuckets);
+      },
+      slipProbability: (s) => slipProbability(s.thinksSinceCall, o),
+    },
+    agent,
+    noise,
+  );
+  return { task, prompt, ...episode, level };
 }

@@ -36,29 +36,12 @@
  */
 import { LabError } from '../core/errors.js';
 import type { Rng } from '../random.js';
-import {
-  ACTION_TOKEN_NAMES,
-  digitTokens,
-  isObservationToken,
-  ROLE_ENV,
-  ROLE_MODEL,
-  TOK_ADD,
-  TOK_COMMA,
-  TOK_END,
-  TOK_EQUALS,
-  TOK_FIX,
-  TOK_OK,
-  TOK_READ,
-  TOK_SUB,
-  TOK_SUBMIT,
-  TOK_THINK,
-  TOK_VERIFY,
-  type TokenRole,
-  VOCAB_SIZE,
-} from './tokenVocab.js';
+import { type DrivenEpisode, driveEpisode } from './episodeDriver.js';
+import { VOCAB_SIZE } from './tokenVocab.js';
 
-// Re-exported: the vocabulary has its own file so that code shared by the envs can import it
-// without an import cycle, and importers of this env keep finding it here.
+// Re-exported: the vocabulary has its own file so the episode driver can share it without an import
+// cycle, and importers of this env keep finding it here.
+export type { EpisodeStatus } from './episodeDriver.js';
 export * from './tokenVocab.js';
 
 export const STAGE_NAMES = ['fresh', 'read', 'computed'] as const;
@@ -129,28 +112,9 @@ export function sampleTokenTask(rng: Rng, maxOperand = 99): TokenTask {
   return { kind, a, b, answer: kind === 'add' ? a + b : a - b };
 }
 
-export type EpisodeStatus = 'success' | 'wrong_answer' | 'protocol_error' | 'truncated';
-
-export interface TokenEpisode {
+/** An episode of the token env: the driver's transcript and outcome, with its task. */
+export interface TokenEpisode extends DrivenEpisode {
   task: TokenTask;
-  /** Token ids in transcript order, model and environment interleaved; length <= budget. */
-  tokens: number[];
-  /** The context id in force when each token was written. */
-  contexts: number[];
-  /** ROLE_MODEL or ROLE_ENV per token. */
-  roles: TokenRole[];
-  status: EpisodeStatus;
-  /** 1 for a correct submission, else 0 (truncated, protocol error and wrong answer all score 0). */
-  score: number;
-  /** Protocol error name (`observation_token`, `submit_at_read`, ...) or null. */
-  errorKind: string | null;
-  modelTokens: number;
-  envTokens: number;
-  thinkTokens: number;
-  /** Whether `verify` was executed (its output may have been cut by the budget). */
-  verified: boolean;
-  /** Whether a compute tool returned a wrong number in this episode. */
-  toolWasWrong: boolean;
 }
 
 /** Picks the next model token given the context id (the policy, with its own random stream). */
@@ -180,8 +144,9 @@ function checkEnvOptions(o: TokenEnvOptions): void {
 
 /**
  * Runs one episode: asks `choose` for a model token in the current context, appends it, lets the
- * environment append its tokens, until submit, a protocol error, or the budget. `noiseRng` drives
- * the compute tools' errors (one draw per compute call, two when the result is wrong).
+ * environment append its tokens, until submit, a protocol error, or the budget (the loop is
+ * {@link driveEpisode}'s). `noiseRng` drives the compute tools' errors (one draw per compute call,
+ * two more when the result is wrong).
  */
 export function runTokenEpisode(
   task: TokenTask,
@@ -191,104 +156,19 @@ export function runTokenEpisode(
 ): TokenEpisode {
   const o: TokenEnvOptions = { ...TOKEN_ENV_DEFAULTS, ...options };
   checkEnvOptions(o);
-  const tokens: number[] = [];
-  const contexts: number[] = [];
-  const roles: TokenRole[] = [];
-  let stage = 0;
-  let verified = false;
-  let thinkCount = 0;
-  let held = -1;
-  let toolWasWrong = false;
-  let modelTokens = 0;
-  let envTokens = 0;
-  const context = () => contextIndex(task.kind, stage, verified, thinkCount, o.thinkBuckets);
-  const finish = (status: EpisodeStatus, errorKind: string | null): TokenEpisode => ({
-    task,
-    tokens,
-    contexts,
-    roles,
-    status,
-    score: status === 'success' ? 1 : 0,
-    errorKind,
-    modelTokens,
-    envTokens,
-    thinkTokens: thinkCount,
-    verified,
-    toolWasWrong,
-  });
-  /** Appends environment tokens in the (already updated) context; false when the budget cuts them. */
-  const writeEnv = (out: number[]): boolean => {
-    const ctx = context();
-    for (const tok of out) {
-      if (tokens.length >= o.budget) return false;
-      tokens.push(tok);
-      contexts.push(ctx);
-      roles.push(ROLE_ENV);
-      envTokens++;
-    }
-    return true;
-  };
-
-  for (;;) {
-    if (tokens.length >= o.budget) return finish('truncated', null);
-    const ctx = context();
-    const tok = choose(ctx);
-    if (!Number.isInteger(tok) || tok < 0 || tok >= VOCAB_SIZE) {
-      throw new LabError('BAD_ARGUMENT', `choose: returned token ${tok} at position ${tokens.length}`, {
-        details: { field: 'token', token: tokens.length, value: tok },
-      });
-    }
-    tokens.push(tok);
-    contexts.push(ctx);
-    roles.push(ROLE_MODEL);
-    modelTokens++;
-    if (isObservationToken(tok)) return finish('protocol_error', 'observation_token');
-    const stageName = STAGE_NAMES[stage] as StageName;
-    const actionName = ACTION_TOKEN_NAMES[tok] as string;
-    if (tok === TOK_THINK) {
-      thinkCount++;
-      continue;
-    }
-    if (tok === TOK_READ && stage === 0) {
-      stage = 1;
-      if (!writeEnv([...digitTokens(task.a), TOK_COMMA, ...digitTokens(task.b), TOK_END])) {
-        return finish('truncated', null);
-      }
-      continue;
-    }
-    if ((tok === TOK_ADD || tok === TOK_SUB) && stage === 1) {
-      const exact = tok === TOK_ADD ? task.a + task.b : task.a - task.b;
-      let result = exact;
-      if (noiseRng.next() < o.toolErrorRate) {
-        const offset = noiseRng.int(1, 9) * (noiseRng.next() < 0.5 ? -1 : 1);
-        result = exact + offset < 0 ? exact - offset : exact + offset;
-        toolWasWrong = true;
-      }
-      // A sub tool applied to an add task can go negative; the tool writes its magnitude.
-      held = Math.abs(result);
-      stage = 2;
-      if (!writeEnv([...digitTokens(held), TOK_END])) return finish('truncated', null);
-      continue;
-    }
-    if (tok === TOK_VERIFY && stage === 2) {
-      if (verified) return finish('protocol_error', 'verify_twice');
-      const before = held;
-      held = task.answer;
-      verified = true;
-      const check = before === task.answer ? [TOK_OK] : [TOK_FIX, ...digitTokens(task.answer)];
-      const out = [
-        ...digitTokens(task.a),
-        TOK_COMMA,
-        ...digitTokens(task.b),
-        TOK_EQUALS,
-        ...digitTokens(before),
-      ];
-      if (!writeEnv([...out, ...check, TOK_END])) return finish('truncated', null);
-      continue;
-    }
-    if (tok === TOK_SUBMIT && stage === 2) {
-      return finish(held === task.answer ? 'success' : 'wrong_answer', null);
-    }
-    return finish('protocol_error', `${actionName}_at_${stageName}`);
-  }
+  // A token task is the driver's one-call task a op b: its tool applies b to the held a.
+  const episode = driveEpisode(
+    {
+      operands: [task.a, task.b],
+      answer: task.answer,
+      budget: o.budget,
+      vocabSize: VOCAB_SIZE,
+      context: (s) =>
+        contextIndex(task.kind, !s.read ? 0 : s.calls < 1 ? 1 : 2, s.verified, s.thinks, o.thinkBuckets),
+      slipProbability: () => o.toolErrorRate,
+    },
+    { choose },
+    noiseRng,
+  );
+  return { task, ...episode };
 }
