@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { summarize } from '../src/core/stats.js';
 import type { JsonValue, MultiSeedRecord } from '../src/experiments/types.js';
+import { CLIP_TAIL_METRICS, inHeadlineSlice } from '../src/report/summaries/clip.js';
 
 type Row = Record<string, JsonValue>;
 
@@ -77,11 +78,7 @@ const clips = [...new Set(sweep0.map((r) => r.clip as string))];
 const epochs = [...new Set(sweep0.map((r) => r.epochs as number))];
 const last = Math.max(...epochs);
 const prev = epochs[epochs.length - 2] as number;
-const headline = (r: Row) =>
-  r.optimizer === head0.optimizer &&
-  r.lr === head0.lr &&
-  r.mini_batches === head0.mini_batches &&
-  r.dual_clip === head0.dual_clip;
+const headline = (r: Row) => inHeadlineSlice(head0, r);
 
 const out: string[] = [];
 out.push(
@@ -126,16 +123,7 @@ out.push(
     }),
   ),
 );
-const tails = [
-  'kl_true_max',
-  'ratio_max',
-  'ratio_p99',
-  'frac_outside_clip',
-  'clipped_moved_further',
-  'pg_clipfrac',
-  'ppo_kl',
-  'update_norm',
-];
+const tails = CLIP_TAIL_METRICS;
 out.push('', `### After ${last} epochs, headline slice`, '');
 out.push(
   table(

@@ -8,6 +8,31 @@ import { type Cell, formatNumber, table } from '../text.js';
 
 type Row = Record<string, JsonValue>;
 
+/** The sweep columns shown per clip after the last epoch (beside the mean true KL). */
+export const CLIP_TAIL_METRICS = [
+  'kl_true_max',
+  'ratio_max',
+  'ratio_p99',
+  'frac_outside_clip',
+  'clipped_moved_further',
+  'pg_clipfrac',
+  'ppo_kl',
+  'update_norm',
+] as const;
+
+/**
+ * Whether sweep row `r` is in the headline slice: the optimizer, lr, mini-batch count and dual clip
+ * of the sweep's first row (`first`), every clip and epoch count.
+ */
+export function inHeadlineSlice(first: Row, r: Row): boolean {
+  return (
+    r.optimizer === first.optimizer &&
+    r.lr === first.lr &&
+    r.mini_batches === first.mini_batches &&
+    r.dual_clip === first.dual_clip
+  );
+}
+
 function pick(rows: readonly Row[], columns: readonly string[]): Cell[][] {
   return rows.map((r) => columns.map((c) => r[c] as Cell));
 }
@@ -23,24 +48,8 @@ export function formatClip(record: RunRecord): string {
 
   const last = Math.max(...sweep.map((r) => r.epochs as number));
   const first = sweep[0];
-  const headline = (r: Row) =>
-    first !== undefined &&
-    r.optimizer === first.optimizer &&
-    r.lr === first.lr &&
-    r.mini_batches === first.mini_batches &&
-    r.dual_clip === first.dual_clip;
-  const tails = [
-    'clip',
-    'kl_true_mean',
-    'kl_true_max',
-    'ratio_max',
-    'ratio_p99',
-    'frac_outside_clip',
-    'clipped_moved_further',
-    'pg_clipfrac',
-    'ppo_kl',
-    'update_norm',
-  ];
+  const headline = (r: Row) => first !== undefined && inHeadlineSlice(first, r);
+  const tails = ['clip', 'kl_true_mean', ...CLIP_TAIL_METRICS];
   lines.push(
     '',
     `after ${last} epochs (headline slice: ${first?.optimizer} lr ${first?.lr}, ${first?.mini_batches} mini-batch(es), dual clip ${first?.dual_clip ? 'on' : 'off'})`,
