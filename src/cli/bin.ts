@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from '../experiments/version.js';
 import { BUNDLE_FILE, bundleCacheFile } from './bundleFiles.js';
+import { output } from './stdout.js';
 
 /** The bundle's signature: it receives these, as a CommonJS module would (see scripts/build.mjs). */
 type BundleFunction = (
@@ -88,7 +89,7 @@ function runBundle(): boolean {
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Same answer as cli.ts gives, without loading anything.
-  process.stdout.write(`${VERSION}\n`);
+  output.write(`${VERSION}\n`);
 } else if (argv[0] !== 'run' || !runBundle()) {
   // Every other command (help, list, audit, report, compare, conformance) starts faster from the
   // ES module chunks, which load only what the command needs: the cache holds all of `run`'s code.

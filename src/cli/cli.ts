@@ -7,27 +7,15 @@
 import { VERSION } from '../experiments/version.js';
 import { errorLine, exitCodeFor } from './errorOutput.js';
 import { mark } from './startupMarks.js';
-
-/**
- * `labs ... | head` closes stdout early; stop quietly (as git and coreutils do) instead of dying on
- * an unhandled 'error' event with a stack trace. Other stdout errors are reported in one line.
- */
-function handleStdoutErrors(): void {
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
-    process.stderr.write(`labs: error [IO_ERROR]: cannot write to stdout: ${e.message}\n`);
-    process.exit(1);
-  });
-}
+import { output } from './stdout.js';
 
 async function main(argv: string[]): Promise<number> {
   mark('main');
-  handleStdoutErrors();
   const debug = argv.includes('--debug');
   // `labs --version` alone needs no grammar: answer before loading commander (start-up, see
   // docs/bench-startup.md). Everything else, `--help` included, goes through parse.ts.
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-    process.stdout.write(`${VERSION}\n`);
+    output.write(`${VERSION}\n`);
     return 0;
   }
   try {
@@ -37,18 +25,18 @@ async function main(argv: string[]): Promise<number> {
     mark('parsed');
     switch (parsed.command) {
       case 'help': {
-        process.stdout.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
+        output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
         if (parsed.experiment) {
           // `labs run -e NAME --help`: that experiment's options, from the same declaration as `labs list`.
           const { loadExperiment } = await import('../experiments/registry.js');
           const { formatExperimentOptions } = await import('./commands/list.js');
           const lines = formatExperimentOptions(await loadExperiment(parsed.experiment));
-          process.stdout.write(`\nOptions of experiment ${lines.join('\n')}\n`);
+          output.write(`\nOptions of experiment ${lines.join('\n')}\n`);
         }
         return 0;
       }
       case 'version':
-        process.stdout.write(`${parsed.text}\n`);
+        output.write(`${parsed.text}\n`);
         return 0;
       case 'list':
         return await (await import('./commands/list.js')).listCommand(parsed);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LabError } from '../../core/errors.js';
 import { exitCodeFor } from '../errorOutput.js';
 import { parseCli } from '../parse.js';
+import { output } from '../stdout.js';
 import { auditCommand } from './audit.js';
 
 const example = fileURLToPath(new URL('../../../examples/generic-rollouts.jsonl', import.meta.url));
@@ -93,7 +94,7 @@ describe('labs audit (CLI)', () => {
 
   it('prints the record as JSON with --json', async () => {
     const out: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    vi.spyOn(output, 'write').mockImplementation((chunk: string | Uint8Array) => {
       out.push(String(chunk));
       return true;
     });

@@ -10,6 +10,7 @@ import { LabError } from '../../core/errors.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
+import { output } from '../stdout.js';
 
 /**
  * Refuses an `--out` directory that could not be created or written, before the audit runs (an
@@ -69,11 +70,11 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
   }
   const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
   if (p.json) {
-    process.stdout.write(`${toJson(record)}\n`);
+    output.write(`${toJson(record)}\n`);
   } else {
     const { formatAudit } = await import('../../report/summaries/audit.js');
-    process.stdout.write(`${formatAudit(record)}\n`);
-    if (path) process.stdout.write(`\nrecord: ${path}\n`);
+    output.write(`${formatAudit(record)}\n`);
+    if (path) output.write(`\nrecord: ${path}\n`);
   }
   if (record.metrics.bad_rows_skipped) {
     process.stderr.write(`labs: warning: skipped ${record.metrics.bad_rows_skipped} bad row(s)\n`);

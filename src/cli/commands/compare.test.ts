@@ -6,6 +6,7 @@ import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { truncation } from '../../experiments/truncation.js';
 import { writeRecord } from '../../report/records.js';
+import { output } from '../stdout.js';
 import { compareCommand } from './compare.js';
 
 describe('labs compare', () => {
@@ -19,7 +20,7 @@ describe('labs compare', () => {
       paths.push(await writeRecord(rec, { dir: join(dir, String(budget)) }));
     }
     const out: string[] = [];
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+    const write = vi.spyOn(output, 'write').mockImplementation((s) => {
       out.push(String(s));
       return true;
     });

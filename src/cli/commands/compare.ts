@@ -11,6 +11,7 @@ import { recordLabels } from '../../report/plotData.js';
 import { normalizeRecord } from '../../report/recordShape.js';
 import { readRecord, toJson } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 
 async function readMulti(path: string): Promise<MultiSeedRecord> {
   const rec = normalizeRecord(await readRecord(path), path);
@@ -40,10 +41,10 @@ export async function compareCommand(p: Extract<ParsedCli, { command: 'compare' 
     plan,
   );
   if (p.html) await writeCompareHtml(result, plan, p.html);
-  if (p.json) process.stdout.write(`${toJson(result)}\n`);
+  if (p.json) output.write(`${toJson(result)}\n`);
   else {
-    process.stdout.write(`${formatCompare(result)}\n`);
-    if (p.html) process.stdout.write(`report: ${p.html}\n`);
+    output.write(`${formatCompare(result)}\n`);
+    if (p.html) output.write(`report: ${p.html}\n`);
   }
   return 0;
 }

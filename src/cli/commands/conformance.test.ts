@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { output } from '../stdout.js';
 import { conformanceCommand, coverageLines } from './conformance.js';
 
 async function golden(data: unknown): Promise<string> {
@@ -13,7 +14,7 @@ async function golden(data: unknown): Promise<string> {
 
 async function run(file: string): Promise<{ code: number; out: string }> {
   let out = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+  const spy = vi.spyOn(output, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });

@@ -4,6 +4,7 @@ import { parseGoldenFile, runConformance } from '../../core/conformance/runner.j
 import { LabError } from '../../core/errors.js';
 import { table } from '../../report/text.js';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 
 type Status = 'matched' | 'mismatched' | 'deviation' | 'unsupported';
 
@@ -67,7 +68,7 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
   const compared = result.matched + result.mismatched + result.deviations;
   const summary = `${result.matched} matched, ${result.mismatched} mismatched, ${result.deviations} deviations, ${result.unsupported} unsupported`;
   if (p.json) {
-    process.stdout.write(`${JSON.stringify({ file: p.file, ...result }, null, 2)}\n`);
+    output.write(`${JSON.stringify({ file: p.file, ...result }, null, 2)}\n`);
   } else {
     const lines: string[] = [];
     for (const r of result.cases) {
@@ -81,7 +82,7 @@ export async function conformanceCommand(p: Extract<ParsedCli, { command: 'confo
     lines.push(...coverageLines(result.cases, golden.meta ?? {}), '');
     lines.push(summary);
     if (compared === 0) lines.push('no case was compared: every function in the file is unsupported');
-    process.stdout.write(`${lines.join('\n')}\n`);
+    output.write(`${lines.join('\n')}\n`);
   }
   // A file whose every case is unsupported proves nothing: fail as a mismatch would.
   return result.mismatched > 0 || compared === 0 ? 1 : 0;

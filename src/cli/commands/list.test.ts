@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { output } from '../stdout.js';
 import { listCommand } from './list.js';
 
 async function captureList(json: boolean): Promise<string> {
   let out = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+  const spy = vi.spyOn(output, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });

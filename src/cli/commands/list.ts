@@ -8,6 +8,7 @@ import { experimentNames, loadExperiment } from '../../experiments/registry.js';
 import type { Experiment } from '../../experiments/types.js';
 import { describeAccepted } from '../optionRange.js';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 
 /** One experiment's options as `labs list` lines: `--set key=default  help (unit) [accepts]`. */
 export function formatExperimentOptions(e: Experiment): string[] {
@@ -36,11 +37,11 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
         ]),
       ),
     }));
-    process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    output.write(`${JSON.stringify(data, null, 2)}\n`);
     return 0;
   }
   if (experiments.length === 0) {
-    process.stdout.write('no experiments registered yet\n');
+    output.write('no experiments registered yet\n');
     return 0;
   }
   const lines: string[] = [];
@@ -48,6 +49,6 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
   lines.push(
     'run one with: labs run --experiment NAME [--seed N | --seeds A..B] [--set key=value]... [--json]',
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
+  output.write(`${lines.join('\n')}\n`);
   return 0;
 }

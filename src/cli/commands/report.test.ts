@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { output } from '../stdout.js';
 import { reportCommand } from './report.js';
 
 async function report(record: unknown): Promise<string> {
@@ -9,7 +10,7 @@ async function report(record: unknown): Promise<string> {
   const file = join(dir, 'record.json');
   await writeFile(file, JSON.stringify(record));
   let out = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+  const spy = vi.spyOn(output, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });

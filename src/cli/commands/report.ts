@@ -4,6 +4,7 @@
  */
 import { readRecord } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 
 export async function reportCommand(p: Extract<ParsedCli, { command: 'report' }>): Promise<number> {
   const records = [];
@@ -15,6 +16,6 @@ export async function reportCommand(p: Extract<ParsedCli, { command: 'report' }>
   const lines = [`report: ${result.html} (${plotted})`];
   for (const o of result.omitted) lines.push(`note: ${o}`);
   for (const png of result.pngs) lines.push(`png: ${png}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  output.write(`${lines.join('\n')}\n`);
   return 0;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 import { runCommand } from './run.js';
 
 const base: Extract<ParsedCli, { command: 'run' }> = {
@@ -26,7 +27,7 @@ describe('labs run output checks', () => {
     const dir = await mkdtemp(join(tmpdir(), 'labs-run-out-'));
     const file = join(dir, 'not-a-dir');
     await writeFile(file, 'x');
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const write = vi.spyOn(output, 'write').mockImplementation(() => true);
     try {
       await expect(runCommand({ ...base, out: file })).rejects.toMatchObject({
         code: 'IO_ERROR',

@@ -11,6 +11,7 @@ import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
+import { output } from '../stdout.js';
 
 /**
  * Checks, without creating anything, that `dir` could be created and written: it is a writable
@@ -95,12 +96,12 @@ async function runExperiment(
     await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
   }
   if (p.json) {
-    process.stdout.write(`${toJson(record)}\n`);
+    output.write(`${toJson(record)}\n`);
   } else {
     const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
     mark('formatted');
-    process.stdout.write(`${text}\n\nrecord: ${path}\n`);
-    if (htmlPath) process.stdout.write(`report: ${htmlPath}\n`);
+    output.write(`${text}\n\nrecord: ${path}\n`);
+    if (htmlPath) output.write(`report: ${htmlPath}\n`);
   }
   return 0;
 }

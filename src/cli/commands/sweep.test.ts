@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { SweepRecord } from '../../experiments/sweep.js';
 import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
 import { runCommand } from './run.js';
 
 describe('labs run --sweep', () => {
@@ -24,7 +25,7 @@ describe('labs run --sweep', () => {
       debug: false,
     };
     const out: string[] = [];
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+    const write = vi.spyOn(output, 'write').mockImplementation((s) => {
       out.push(String(s));
       return true;
     });

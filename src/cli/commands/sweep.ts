@@ -16,6 +16,7 @@ import { formatSweep } from '../../report/summaries/sweep.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
+import { output } from '../stdout.js';
 import { checkWritableDir } from './run.js';
 
 export async function sweepCommand(
@@ -59,10 +60,10 @@ export async function sweepCommand(
   const htmlPath = p.html === '' ? join(dir, 'report.html') : p.html;
   if (htmlPath) await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
   if (p.json) {
-    process.stdout.write(`${toJson(record)}\n`);
+    output.write(`${toJson(record)}\n`);
   } else {
-    process.stdout.write(`${formatSweep(record)}\n\nrecord: ${path}\n`);
-    if (htmlPath) process.stdout.write(`report: ${htmlPath}\n`);
+    output.write(`${formatSweep(record)}\n\nrecord: ${path}\n`);
+    if (htmlPath) output.write(`report: ${htmlPath}\n`);
   }
   return 0;
 }
