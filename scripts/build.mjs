@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // `npm run build` (and `prepare`, so `npm ci` builds too). Into one directory (default dist/):
-// 1. tsc: the library (dist/index.js and its modules) with declarations, as before;
+// 1. tsc: the library (dist/index.js and its modules) with declarations; src/cli is left to esbuild;
 // 2. esbuild: the CLI (src/cli/main.ts and everything it imports, zod and commander included) as one
 //    CommonJS function in dist/cli/labs.bundle.js; its last line carries a hash of its text;
 // 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/bin.ts: answers --version, runs `labs run`
-//    from the bundle through vm.Script with V8's code cache, and imports main.ts for every other
-//    command), and the worker thread of `--jobs`, dist/cli/seedWorker.js, as ES modules with the
-//    chunks they load on demand (dist/cli/<name>-<hash>.js: main.ts, one per command or experiment,
-//    shared ones). seedPool.ts finds the worker as './seedWorker.js' next to its own file (the
-//    bundle or a chunk);
+//    from the bundle through vm.Script with V8's code cache, and imports cli.ts for every other
+//    command), as one CommonJS file (dist/cli/package.json says so): Node loads a CommonJS entry
+//    without its ES module loader, whose thirty-odd modules (streams, readline, fs/promises) cost
+//    every start. cli.ts and the worker thread of `--jobs` are ES modules, dist/cli/cli.mjs and
+//    dist/cli/seedWorker.mjs, with the chunks they load on demand (dist/cli/<name>-<hash>.mjs).
+//    seedPool.ts finds the worker as './seedWorker.mjs' next to its own file (the bundle or a
+//    chunk);
 // 4. the code cache: runs the built `labs run --experiment agent --seed 7` once (into a temporary
 //    directory) with LABS_WRITE_CODE_CACHE=1, which saves the bytecode V8 compiled for it as
 //    dist/cli/labs.bundle.<hash>.v8cache. Later starts deserialise it instead of compiling.
@@ -108,13 +110,38 @@ if (stray) {
 // Strict mode, as the ES modules it was bundled from (and the chunked ES module build before it) ran.
 const wrapped = `(function (exports, require, module, __filename, __dirname, importExternal) {"use strict";${code}\n})`;
 const id = createHash('sha256').update(wrapped).digest('hex').slice(0, 16);
+rmSync(cliDir, { recursive: true, force: true }); // no chunk of an earlier build stays behind
 mkdirSync(cliDir, { recursive: true });
+writeFileSync(join(cliDir, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 writeFileSync(join(cliDir, 'labs.bundle.js'), `${wrapped}\n//# labs-bundle-id ${id}\n`);
 
-// 3. The bin and the worker thread (ES modules; the worker's chunks are loaded on demand).
+// 3a. The bin: one CommonJS file. Its `import('./cli.js')` loads the ES module build of 3b.
 await build({
-  entryPoints: { 'cli/main': 'src/cli/bin.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
+  entryPoints: ['src/cli/bin.ts'],
+  outfile: join(cliDir, 'main.js'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minifyWhitespace: true,
+  plugins: [
+    {
+      name: 'cli-as-es-module',
+      setup(b) {
+        b.onResolve({ filter: /^\.\/cli\.js$/ }, () => ({ path: './cli.mjs', external: true }));
+      },
+    },
+  ],
+  define: { 'import.meta.url': '__labsBinUrl' },
+  banner: { js: 'var __labsBinUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: 'warning',
+});
+
+// 3b. cli.ts (every command but `run`) and the worker thread, as ES modules with shared chunks.
+await build({
+  entryPoints: { 'cli/cli': 'src/cli/cli.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
   outdir: outDir,
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   splitting: true,
   chunkNames: 'cli/[name]-[hash]',

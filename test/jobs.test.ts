@@ -1,5 +1,5 @@
 // `labs run --seeds ... --jobs N` (and `--sweep ... --jobs N`) through the built, bundled CLI (worker
-// threads load the built dist/cli/seedWorker.js, so this builds a private copy of the CLI first): the
+// threads load the built dist/cli/seedWorker.mjs, so this builds a private copy of the CLI first): the
 // record is the serial one, byte for byte except its timing fields, and a failure names the same seed
 // as a serial run.
 import { spawnSync } from 'node:child_process';
@@ -108,7 +108,7 @@ describe('labs run --seeds --jobs', () => {
 });
 
 describe('the seed pool (this thread and built workers)', () => {
-  const workerUrl = () => pathToFileURL(resolve(dist, 'cli', 'seedWorker.js'));
+  const workerUrl = () => pathToFileURL(resolve(dist, 'cli', 'seedWorker.mjs'));
   const config = { ...defaultConfig(agent), updates: 15, eval_tasks: 40 } as Record<string, JsonValue>;
 
   it('runs every task once, records as on this thread, progress rising to the total', async () => {

@@ -13,7 +13,7 @@
  * - every thread claims its next seed from a shared atomic counter ({@link SeedQueue}), so no thread
  *   waits for the main thread's event loop and the last seeds go to whichever thread is free.
  *
- * The workers load the built `seedWorker.js` next to the running CLI. Run from source (tsx), there is
+ * The workers load the built `seedWorker.mjs` next to the running CLI. Run from source (tsx), there is
  * no such file (tsx's loader does not reach worker threads on Node 20), and the seeds run serially on
  * the main thread instead: {@link seedWorkerUrl} then returns null.
  */
@@ -61,10 +61,11 @@ export type SeedReply =
   | { type: 'error'; index: number; error: PlainError }
   | { type: 'done'; loadError?: PlainError };
 
-/** The built worker next to this module (dist/cli/seedWorker.js), or null when running from source. */
+/** The built worker next to this module (dist/cli/seedWorker.mjs), or null when running from source. */
 export function seedWorkerUrl(): URL | null {
-  const url = new URL('./seedWorker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.js') || !existsSync(fileURLToPath(url))) return null;
+  const url = new URL('./seedWorker.mjs', import.meta.url);
+  // built: the bundle (labs.bundle.js) or a chunk (*.mjs); from source (tsx) this file is .ts
+  if (import.meta.url.endsWith('.ts') || !existsSync(fileURLToPath(url))) return null;
   return url;
 }
 

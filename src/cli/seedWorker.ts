@@ -17,7 +17,7 @@ import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.
 import { SeedQueue } from './seedQueue.js';
 
 const port = parentPort;
-if (!port) throw new Error('seedWorker.js runs only as a worker thread');
+if (!port) throw new Error('seedWorker.mjs runs only as a worker thread');
 const post = (reply: SeedReply) => port.postMessage(reply);
 
 function plain(e: unknown): PlainError {
