@@ -7,9 +7,10 @@
  * LABS_BENCH_REPS=n sets the repeats (default 15); LABS_BENCH_BEFORE=DIR also times the build in
  * DIR (e.g. an older commit's) in the same pairs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { builtCli, type ChildTiming, loadAverage, timeNode } from './childTiming.js';
 import type { BenchRow } from './run.js';
 import { median } from './timing.js';
@@ -37,6 +38,14 @@ function runBreakdown(cli: string, args: string[]): string {
   return `CPU ms: to main() ${m('start')}, experiment's first run ${m('experiment')}, rest of the CLI ${m('rest')}`;
 }
 
+/** Node's built-in modules `node ...args` loads, listed by bench/moduleProbe.cjs (one run). */
+function builtinModules(args: string[], scratch: string): Set<string> {
+  const list = join(scratch, 'modules.txt');
+  const probe = join(dirname(fileURLToPath(import.meta.url)), 'moduleProbe.cjs');
+  timeNode(['-r', probe, ...args], { LABS_MODULE_LIST: list });
+  return new Set(readFileSync(list, 'utf8').split('\n').filter(Boolean));
+}
+
 export async function run(): Promise<BenchRow[]> {
   // The build under test, and optionally an older one timed in the same pairs (LABS_BENCH_BEFORE=DIR,
   // e.g. the previous commit built into a scratch directory): before/after from one run.
@@ -52,6 +61,10 @@ export async function run(): Promise<BenchRow[]> {
   ];
   const rows: BenchRow[] = [];
   try {
+    // How many of Node's own modules each command loads beyond `node -e ""` (each costs compiling).
+    const nodeModules = builtinModules(['-e', ''], out);
+    const extraModules = (cli: string, args: string[]) =>
+      [...builtinModules([cli, ...args], out)].filter((m) => !nodeModules.has(m)).length;
     for (const [name, args] of commands) {
       // One "pair" is the floor and every build, in an order that alternates from repeat to repeat.
       const runs: (() => ChildTiming)[] = [
@@ -80,7 +93,7 @@ export async function run(): Promise<BenchRow[]> {
           ms: median(cmds.map((c) => c.wallMs)),
           floor_ms: median(floors.map((c) => c.wallMs)),
           ratio: median(cmds.map((c, i) => c.wallMs / (floors[i] as ChildTiming).wallMs)),
-          note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); load ${loadAverage()}${args[0] === 'run' ? `; ${runBreakdown(cli, args)}` : ''}`,
+          note: `wall, ${reps} pairs; CPU ${cpu.toFixed(0)} vs ${cpuFloor.toFixed(0)} ms (${(cpu / cpuFloor).toFixed(2)}x); ${extraModules(cli, args)} Node modules beyond node -e; load ${loadAverage()}${args[0] === 'run' ? `; ${runBreakdown(cli, args)}` : ''}`,
         });
       });
     }
