@@ -52,7 +52,10 @@ export function checkLength(
  * Option of every kernel that returns a new typed array: a preallocated buffer to write the result
  * into instead (reused across steps, it saves the allocation and, for large batches, the first-touch
  * page faults of fresh memory). It is then the returned array, overwritten at every position. It must
- * not be one of the kernel's inputs.
+ * not share memory with any of the kernel's typed-array inputs nor with its other output buffers
+ * (kernels read inputs while writing the output, so an overlap would give wrong numbers): an overlap
+ * is BAD_ARGUMENT naming both (see {@link checkOutNotAliased}); a subarray of the same ArrayBuffer
+ * that does not overlap any of them is fine.
  */
 export interface OutOption {
   out?: Float32Array | null;
@@ -103,6 +106,33 @@ export function outputBuffer64(
   }
   checkLength(out, length, field, shapeText);
   return out;
+}
+
+/**
+ * Throws BAD_ARGUMENT naming `field` and the input when the output buffer `out` shares memory with
+ * one of `inputs` (same ArrayBuffer, overlapping byte ranges; disjoint subarrays of one buffer are
+ * fine). `inputs` maps each typed-array input (or other output buffer) of the kernel, by its verl
+ * field name, to its value; entries that are not typed arrays (null, label arrays, numbers) are
+ * skipped, as is a null/undefined `out`. Cost: one comparison per entry, nothing per element. Call it
+ * before anything is written into `out`.
+ */
+export function checkOutNotAliased(
+  out: unknown,
+  field: string,
+  inputs: Readonly<Record<string, unknown>>,
+): void {
+  if (!ArrayBuffer.isView(out) || out.byteLength === 0) return;
+  const start = out.byteOffset;
+  const end = start + out.byteLength;
+  for (const name in inputs) {
+    const v = inputs[name];
+    if (!ArrayBuffer.isView(v) || v.buffer !== out.buffer || v.byteLength === 0) continue;
+    if (v.byteOffset < end && start < v.byteOffset + v.byteLength) {
+      throw new LabError('BAD_ARGUMENT', `${field}: shares memory with ${name}; pass a separate buffer`, {
+        details: { field, input: name },
+      });
+    }
+  }
 }
 
 function describe(x: unknown): string {
@@ -201,4 +231,13 @@ export interface OutcomeBatch {
   tokenLevelRewards: FloatArray;
   responseMask: MaskArray;
   index: GroupLabels;
+}
+
+/** The arrays of an {@link OutcomeBatch} by verl's names, the `inputs` of {@link checkOutNotAliased}. */
+export function outcomeFields(batch: OutcomeBatch): Record<string, unknown> {
+  return {
+    token_level_rewards: batch.tokenLevelRewards,
+    response_mask: batch.responseMask,
+    index: batch.index,
+  };
 }
