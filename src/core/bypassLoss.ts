@@ -11,7 +11,7 @@
  * Metrics: the loss's own (`actor/...` in verl) merged with every `rollout_corr/...` metric.
  */
 import type { LossAggMode } from './aggLoss.js';
-import type { Shape2 } from './batch.js';
+import { checkOutNotAliased, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { policyLossReinforce } from './logProbLosses.js';
 import type { PolicyLossInputs, PolicyLossMetrics } from './policyLossInputs.js';
@@ -84,6 +84,11 @@ export function policyLossBypass(
       },
     );
   }
+  // here, with this loss's names: rolloutCorrection sees log_prob as its old_log_prob, and cannot
+  // know that `advantages`, read after it wrote outMask, must not be overwritten either
+  const named = { old_log_prob: oldLogProb, log_prob: logProb, advantages, response_mask: responseMask };
+  checkOutNotAliased(outWeights, 'outWeights', named);
+  checkOutNotAliased(outMask, 'outMask', { ...named, outWeights });
   const corr = rolloutCorrection({ oldLogProb: logProb, rolloutLogProb: oldLogProb, responseMask }, shape, {
     is,
     rejection,

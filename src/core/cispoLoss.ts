@@ -8,6 +8,7 @@ import { LOG_RATIO_CLAMP } from './ess.js';
 import {
   type ClipRatioOptions,
   type CommonLossOptions,
+  checkLossOutput,
   clipBounds,
   clipMetrics,
   PER_TOKEN_LOSS_FIELD as FIELD,
@@ -35,6 +36,7 @@ export function policyLossCispo(
   resolveAggOptions(agg);
   const n = shape.rows * shape.cols;
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   let kl = 0;
   let clip = 0;
   for (let i = 0; i < n; i++) {

@@ -10,6 +10,7 @@ import { maskedMeanOf, maskedMeanUnchecked } from './maskedPrimitives.js';
 import {
   type ClipRatioOptions,
   type CommonLossOptions,
+  checkLossOutput,
   clipBounds,
   PER_TOKEN_LOSS_FIELD as FIELD,
   type PolicyLossInputs,
@@ -62,6 +63,7 @@ export function policyLossClipCov(
   const meanA = maskedMeanUnchecked(advantages, responseMask);
   const meanLp = maskedMeanUnchecked(logProb, responseMask);
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   const base = new Float64Array(n);
   const candidates: number[] = [];
   let kl = 0;
@@ -171,6 +173,7 @@ export function policyLossKlCov(
     }
   }
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   for (let i = 0; i < n; i++) out[i] = (loss64[i] as number) * (w ? (w[i] as number) : 1);
   const loss = aggLossNamed(out, responseMask, shape, mode, options.agg ?? {}, FIELD);
   return { loss, perTokenLoss: out, metrics: { ppo_kl: maskedMeanOf(absKl, validIdx.length) } };

@@ -6,6 +6,7 @@ import { type AggOptions, aggLossGrad, aggLossNamed, type LossAggMode } from './
 import {
   checkFinite,
   checkLength,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -44,6 +45,7 @@ export function entropyFromLogits(logits: FloatArray, shape: Shape3, options: Ou
   checkLength(logits, rows * cols * vocab, 'logits', `[${rows},${cols},${vocab}]`);
   checkFinite(logits, cols * vocab, 'logits');
   const out = outputBuffer(options.out, rows * cols, `[${rows},${cols}]`);
+  checkOutNotAliased(out, 'out', { logits });
   for (let p = 0; p < rows * cols; p++) {
     const base = p * vocab;
     let max = Number.NEGATIVE_INFINITY;

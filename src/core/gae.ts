@@ -6,6 +6,7 @@
 import {
   checkFinite,
   checkMask,
+  checkOutNotAliased,
   type FloatArray,
   type MaskArray,
   type OutReturnsOption,
@@ -72,6 +73,9 @@ export function gaeAdvantageReturn(inputs: GaeInputs, shape: Shape2, options: Ga
   const shapeText = `[${rows},${cols}]`;
   const out = outputBuffer(options.out, rows * cols, shapeText);
   const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
+  const named = { token_level_rewards: tokenLevelRewards, values, response_mask: responseMask };
+  checkOutNotAliased(out, 'out', named);
+  checkOutNotAliased(returns, 'outReturns', { ...named, out: options.out });
   const adv = new Float32Array(rows * cols);
   for (let b = 0; b < rows; b++) {
     let nextV = 0;

@@ -2,7 +2,13 @@
  * GPG (Group Policy Gradient), as verl's `compute_gpg_outcome_advantage` ("gpg").
  */
 
-import type { OutcomeBatch, OutOption, Shape2 } from './batch.js';
+import {
+  checkOutNotAliased,
+  type OutcomeBatch,
+  type OutOption,
+  outcomeFields,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
@@ -23,6 +29,7 @@ export const GPG_DEFAULTS: Readonly<Required<Omit<GpgOptions, 'out'>>> = Object.
  */
 export function gpgAdvantage(inputs: OutcomeBatch, shape: Shape2, options: GpgOptions = {}): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   const { fNorm } = { ...GPG_DEFAULTS, ...options };
   if (!Number.isFinite(fNorm) || fNorm === 0) {
     throw new LabError('BAD_ARGUMENT', `f_norm: expected a finite non-zero number, got ${fNorm}`, {

@@ -8,9 +8,11 @@
  */
 import {
   checkLabels,
+  checkOutNotAliased,
   type GroupLabel,
   type GroupLabels,
   type OutcomeBatch,
+  outcomeFields,
   outputBuffer64,
   type RowOutOption,
   type Shape2,
@@ -293,6 +295,7 @@ export function grpoScalarAdvantages(
   options: GroupNormOptions & RowOutOption = {},
 ): Float64Array {
   const { out, ...normOptions } = options;
+  checkOutNotAliased(out, 'out', { scores, index });
   const o = resolveGroupNormOptions(normOptions);
   checkFiniteScores(scores);
   const groups = factorizeLabels(index, scores.length);
@@ -331,6 +334,7 @@ export function grpoAdvantage(
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { out, ...normOptions } = options;
+  checkOutNotAliased(out, 'out', outcomeFields(inputs));
   const o = resolveGroupNormOptions(normOptions);
   checkTokenBatch(tokenLevelRewards, responseMask, shape, 'token_level_rewards');
   checkLabels(index, shape.rows);
@@ -392,6 +396,7 @@ export function grpoVectorizedAdvantage(
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { out, ...normOptions } = options ?? {};
+  checkOutNotAliased(out, 'out', outcomeFields(inputs));
   const o = { ...VECTORIZED_DEFAULTS, ...normOptions };
   if (o.std !== 'unbiased' && o.std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_vectorized supports 'unbiased' or 'none', got '${o.std}'`, {

@@ -3,7 +3,14 @@
  * `compute_grpo_passk_outcome_advantage` ("grpo_passk").
  */
 
-import type { GroupLabel, OutcomeBatch, OutOption, Shape2 } from './batch.js';
+import {
+  checkOutNotAliased,
+  type GroupLabel,
+  type OutcomeBatch,
+  type OutOption,
+  outcomeFields,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { groupMembers } from './groupwise.js';
 import { type AdvantageReturn, degenerateStdError } from './grpo.js';
@@ -36,6 +43,7 @@ export function grpoPasskAdvantage(
   options: PasskOptions = {},
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   const { std, epsilon } = { ...PASSK_DEFAULTS, ...options };
   if (std !== 'unbiased' && std !== 'none') {
     throw new LabError('UNKNOWN_MODE', `std: grpo_passk supports 'unbiased' or 'none', got '${std}'`, {

@@ -19,6 +19,7 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -118,6 +119,7 @@ export function klPenalty(
     checkFinite(refLogprob, shape.cols, 'ref_logprob');
   }
   const out = outputBuffer(options.out, n, shapeText);
+  checkOutNotAliased(out, 'out', { logprob, ref_logprob: refLogprob, response_mask: mask });
   for (let i = 0; i < n; i++) {
     if (mask && mask[i] === 0) {
       out[i] = 0;
@@ -192,6 +194,15 @@ export function applyKlPenalty(
   const outKld = options.outKld
     ? outputBuffer(options.outKld, shape.rows * shape.cols, shapeText, 'outKld')
     : null;
+  // checked here, before klPenalty writes outKld, so that the errors use this kernel's names
+  const named = {
+    token_level_scores: tokenLevelScores,
+    old_log_prob: oldLogProb,
+    ref_log_prob: refLogProb,
+    response_mask: responseMask,
+  };
+  checkOutNotAliased(outKld, 'outKld', named);
+  checkOutNotAliased(options.out, 'out', { ...named, outKld });
   const kld = klPenalty({ logprob: oldLogProb, refLogprob: refLogProb }, name, {
     shape,
     mask: responseMask,

@@ -3,6 +3,7 @@
  */
 import {
   checkFinite,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type OutOption,
@@ -47,6 +48,11 @@ export function computeRewards(
   const f32 = Math.fround;
   const k = f32(klRatio);
   const out = outputBuffer(options.out, tokenLevelScores.length, `[${shape.rows},${shape.cols}]`);
+  checkOutNotAliased(out, 'out', {
+    token_level_scores: tokenLevelScores,
+    old_log_prob: oldLogProb,
+    ref_log_prob: refLogProb,
+  });
   for (let i = 0; i < out.length; i++) {
     const kl = f32((oldLogProb[i] as number) - (refLogProb[i] as number));
     out[i] = (tokenLevelScores[i] as number) - f32(kl * k);

@@ -7,6 +7,7 @@ import { outputBuffer, type Shape2 } from './batch.js';
 import { maskCountUnchecked, maskedMeanOf } from './maskedPrimitives.js';
 import {
   type CommonLossOptions,
+  checkLossOutput,
   PER_TOKEN_LOSS_FIELD as FIELD,
   type PolicyLossInputs,
   type PolicyLossOutput,
@@ -28,6 +29,7 @@ export function policyLossGpg(
   const { w, mode } = validateWithMode(inputs, shape, options, 'token-mean');
   const n = shape.rows * shape.cols;
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   for (let i = 0; i < n; i++) {
     out[i] = -(logProb[i] as number) * (advantages[i] as number) * (w ? (w[i] as number) : 1);
   }
@@ -56,6 +58,13 @@ export function policyLossReinforce(
   );
   const n = shape.rows * shape.cols;
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(
+    out,
+    'out',
+    { oldLogProb: rolloutLogProb, logProb, advantages, responseMask },
+    w,
+    'rollout_log_prob',
+  );
   let kl = 0;
   for (let i = 0; i < n; i++) {
     const lp = logProb[i] as number;

@@ -10,6 +10,7 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -78,6 +79,7 @@ export function maskedRowSums(
 ): Float64Array {
   const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
+  checkOutNotAliased(options.out, 'out', { [field]: values, mask });
   return maskedRowSumsUnchecked(
     values,
     mask,
@@ -102,6 +104,7 @@ export function maskedRowMeans(
 ): Float64Array {
   const { values, mask } = inputs;
   checkMasked(values, mask, shape, field);
+  checkOutNotAliased(options.out, 'out', { [field]: values, mask });
   return maskedRowMeansUnchecked(
     values,
     mask,
@@ -200,6 +203,7 @@ export function maskedWhiten(
     }
   }
   const out = outputBuffer(options.out, values.length, `[${shape.rows},${shape.cols}]`);
+  checkOutNotAliased(out, 'out', { [field]: values, mask });
   const { mean, variance } = varianceOf(values, mask, 'unbiased', field);
   return whitenWith(values, mean, variance, shift, out);
 }

@@ -3,7 +3,14 @@
  * `compute_opo_outcome_advantage` ("opo").
  */
 
-import type { GroupLabel, OutcomeBatch, OutOption, Shape2 } from './batch.js';
+import {
+  checkOutNotAliased,
+  type GroupLabel,
+  type OutcomeBatch,
+  type OutOption,
+  outcomeFields,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import type { AdvantageReturn } from './grpo.js';
 import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
@@ -17,6 +24,7 @@ import { broadcastRows, groupedRowScores, scanMask } from './rowScores.js';
  */
 export function opoAdvantage(inputs: OutcomeBatch, shape: Shape2, options: OutOption = {}): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
   const layout = scanMask(responseMask, shape); // validates the 0/1 mask before its lengths are used
   const { rows } = shape;

@@ -9,6 +9,7 @@ import {
   checkFinite,
   checkLabels,
   checkMask,
+  checkOutNotAliased,
   type FloatArray,
   type GroupLabels,
   type MaskArray,
@@ -159,6 +160,16 @@ function prepare(
     OptimalTokenBaselineOptions,
 ): OtbInputs & { lengths: Int32Array } {
   validate(tokenLevelRewards, responseMask, index, oldLogProbs, sumPiSquared, shape, o);
+  const named = {
+    token_level_rewards: tokenLevelRewards,
+    response_mask: responseMask,
+    index,
+    old_log_probs: oldLogProbs,
+    sum_pi_squared: sumPiSquared,
+    rollout_is_weights: o.rolloutIsWeights,
+  };
+  checkOutNotAliased(o.outReturns, 'outReturns', named);
+  checkOutNotAliased(o.out, 'out', { ...named, outReturns: o.outReturns });
   const { G, W } = pathInputs(
     tokenLevelRewards,
     responseMask,

@@ -11,6 +11,7 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -161,6 +162,27 @@ export function validatePolicyInputs(
   const { cols, weights: w } = checkPolicyInputs(old, lp, adv, mask, shape, weights);
   throwIfNonFiniteUnderMask(old, lp, adv, w, mask, cols, oldName);
   return w;
+}
+
+/**
+ * {@link checkOutNotAliased} of a policy loss's output buffer `out` (option `field`) against its
+ * inputs by verl's names (`oldName` for the behaviour log-prob, as in {@link validatePolicyInputs})
+ * and the IS weights: BAD_ARGUMENT naming both when they share memory.
+ */
+export function checkLossOutput(
+  out: unknown,
+  field: string,
+  inputs: PolicyLossInputs,
+  weights: FloatArray | null | undefined,
+  oldName = 'old_log_prob',
+): void {
+  checkOutNotAliased(out, field, {
+    [oldName]: inputs.oldLogProb,
+    log_prob: inputs.logProb,
+    advantages: inputs.advantages,
+    response_mask: inputs.responseMask,
+    rollout_is_weights: weights,
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * behaviour is not in a source we could read, it is left out (see `notes`).
  */
 
-import { type GroupLabels, outputBuffer64, type RowOutOption } from './batch.js';
+import { checkOutNotAliased, type GroupLabels, outputBuffer64, type RowOutOption } from './batch.js';
 import { LabError } from './errors.js';
 import { factorizeLabels, type GroupIds, groupMembers } from './groupwise.js';
 import { checkFiniteScores, grpoScalarAdvantages, type SingletonRule, type StdKind } from './grpo.js';
@@ -109,7 +109,8 @@ export function conventionSpec(preset: ConventionPreset): ConventionSpec {
  * NeMo-RL's leave-one-out baseline and std, per row, in float64:
  * `b_i = mean_{j≠i} r_j`, `σ_i = unbiased std of {r_j : j≠i}` (0 when fewer than 2 others),
  * `a_i = (r_i − b_i)/(σ_i + eps)` where σ_i > 0, else `r_i − b_i`; a group of one gets 0.
- * Writes every position of `out` (it reads other rows' scores, so `out` must not be `scores`).
+ * Writes every position of `out` (it reads other rows' scores: the caller checked that `out` and
+ * `scores` do not overlap).
  */
 function leaveOneOutAdvantages(
   scores: ArrayLike<number>,
@@ -166,6 +167,7 @@ export function presetAdvantages(
   options: RowOutOption = {},
 ): Float64Array {
   const spec = conventionSpec(preset);
+  checkOutNotAliased(options.out, 'out', { scores, index });
   if (spec.baseline === 'leave-one-out') {
     checkFiniteScores(scores);
     const groups = factorizeLabels(index, scores.length);

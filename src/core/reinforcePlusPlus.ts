@@ -8,11 +8,13 @@
 import {
   checkFinite,
   checkMask,
+  checkOutNotAliased,
   type FloatArray,
   type MaskArray,
   type OutcomeBatch,
   type OutOption,
   type OutReturnsOption,
+  outcomeFields,
   outputBuffer,
   type Shape2,
 } from './batch.js';
@@ -75,6 +77,9 @@ export function reinforcePlusPlusAdvantage(
   const shapeText = `[${rows},${cols}]`;
   const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
   const out = outputBuffer(options.out, rows * cols, shapeText);
+  const named = { token_level_rewards: tokenLevelRewards, response_mask: responseMask };
+  checkOutNotAliased(options.outReturns, 'outReturns', named);
+  checkOutNotAliased(options.out, 'out', { ...named, outReturns: options.outReturns });
   for (let b = 0; b < rows; b++) {
     let carry = 0;
     for (let t = cols - 1; t >= 0; t--) {
@@ -101,6 +106,7 @@ export function reinforcePlusPlusBaselineAdvantage(
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
   const { scores, groups } = groupedRowScores(tokenLevelRewards, responseMask, index, shape);
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   const { count, mean } = groupMoments(scores, groups);
   const centred = new Float64Array(shape.rows);
   for (let b = 0; b < shape.rows; b++) {

@@ -5,6 +5,7 @@
 import {
   checkFinite,
   checkMask,
+  checkOutNotAliased,
   type FloatArray,
   type MaskArray,
   type OutReturnsOption,
@@ -58,6 +59,13 @@ export function remaxAdvantage(
   const shapeText = `[${rows},${cols}]`;
   const returns = outputBuffer(options.outReturns, rows * cols, shapeText, 'outReturns');
   const advantages = outputBuffer(options.out, rows * cols, shapeText);
+  const named = {
+    token_level_rewards: tokenLevelRewards,
+    reward_baselines: rewardBaselines,
+    response_mask: responseMask,
+  };
+  checkOutNotAliased(options.outReturns, 'outReturns', named);
+  checkOutNotAliased(options.out, 'out', { ...named, outReturns: options.outReturns });
   for (let b = 0; b < rows; b++) {
     const base = Math.fround(rewardBaselines[b] as number);
     let acc = 0;

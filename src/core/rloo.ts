@@ -5,7 +5,16 @@
  * the vectorized one returns 0.
  */
 
-import type { FloatArray, GroupLabels, MaskArray, OutcomeBatch, OutOption, Shape2 } from './batch.js';
+import {
+  checkOutNotAliased,
+  type FloatArray,
+  type GroupLabels,
+  type MaskArray,
+  type OutcomeBatch,
+  type OutOption,
+  outcomeFields,
+  type Shape2,
+} from './batch.js';
 import { type AdvantageReturn, groupMoments } from './grpo.js';
 import { broadcastRows, groupedRowScores } from './rowScores.js';
 
@@ -41,6 +50,7 @@ function rloo(
  */
 export function rlooAdvantage(inputs: OutcomeBatch, shape: Shape2, options: OutOption = {}): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   return rloo(tokenLevelRewards, responseMask, index, shape, 'score', options.out);
 }
 
@@ -55,5 +65,6 @@ export function rlooVectorizedAdvantage(
   options: OutOption = {},
 ): AdvantageReturn {
   const { tokenLevelRewards, responseMask, index } = inputs;
+  checkOutNotAliased(options.out, 'out', outcomeFields(inputs));
   return rloo(tokenLevelRewards, responseMask, index, shape, 'zero', options.out);
 }

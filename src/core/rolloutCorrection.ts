@@ -24,6 +24,7 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -319,6 +320,7 @@ export function rolloutIsWeights(
     }
   }
   const weights = outputBuffer(options.out, n, `[${rows},${cols}]`);
+  checkOutNotAliased(weights, 'out', { log_ratio: logRatio, response_mask: responseMask });
   weights.set(w);
   return { weights, metrics };
 }
@@ -537,6 +539,7 @@ export function rolloutRejectionMask(
     metrics[`${p}_seq_masked_fraction`] = nValidRows > 0 ? rejectedRows / nValidRows : 0;
   }
   const out = outputBuffer(options.out, n, `[${rows},${cols}]`);
+  checkOutNotAliased(out, 'out', { log_ratio: logRatio, response_mask: responseMask });
   let rejected = 0;
   let rowsRejected = 0;
   for (let b = 0; b < rows; b++) {
@@ -656,6 +659,9 @@ export function rolloutCorrection(
       ? null
       : outputBuffer(options.outWeights, n, shapeText, 'outWeights');
   const outMask = outputBuffer(options.outMask, n, shapeText, 'outMask');
+  const named = { old_log_prob: oldLogProb, rollout_log_prob: rolloutLogProb, response_mask: responseMask };
+  checkOutNotAliased(outWeights, 'outWeights', named);
+  checkOutNotAliased(outMask, 'outMask', { ...named, outWeights });
   const logRatio = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     if (responseMask[i] !== 0) logRatio[i] = (oldLogProb[i] as number) - (rolloutLogProb[i] as number);

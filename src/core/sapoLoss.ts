@@ -8,6 +8,7 @@ import { LabError } from './errors.js';
 import { LOG_RATIO_CLAMP } from './ess.js';
 import {
   type CommonLossOptions,
+  checkLossOutput,
   clipMetrics,
   PER_TOKEN_LOSS_FIELD as FIELD,
   type PolicyLossInputs,
@@ -54,6 +55,7 @@ export function policyLossSapo(
   resolveAggOptions(agg);
   const n = shape.rows * shape.cols;
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   let kl = 0;
   for (let i = 0; i < n; i++) {
     const a = advantages[i] as number;

@@ -11,6 +11,7 @@ import { maskedMeanOf } from './maskedPrimitives.js';
 import {
   type ClipRatioOptions,
   type CommonLossOptions,
+  checkLossOutput,
   checkPaddingFinite,
   clipBounds,
   clipMetrics,
@@ -54,6 +55,7 @@ export function policyLossGspo(
   resolveAggOptions(agg);
   const { rows, cols } = shape;
   const out = outputBuffer(options.out, shape.rows * shape.cols, `[${shape.rows},${shape.cols}]`);
+  checkLossOutput(out, 'out', inputs, w);
   let kl = 0;
   let clip = 0;
   for (let b = 0; b < rows; b++) {
@@ -131,6 +133,7 @@ export function policyLossGeoMean(
   const { low, high } = clipBounds(options);
   const { rows, cols } = shape;
   const perSequenceLoss = outputBuffer64(options.outPerSequence, rows, `[${rows}]`, 'outPerSequence');
+  checkLossOutput(perSequenceLoss, 'outPerSequence', inputs, w);
   let kl = 0;
   let clip = 0;
   let lower = 0;
