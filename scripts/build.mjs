@@ -3,7 +3,8 @@
 // 1. tsc: the library (dist/index.js and its modules) with declarations; src/cli is left to esbuild;
 // 2. esbuild: the CLI (src/cli/main.ts and everything it imports, zod and commander included) as one
 //    CommonJS function in dist/cli/labs.bundle.js; its last line carries a hash of its text;
-// 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/bin.ts: answers --version, runs `labs run`
+//    and the grammar alone (parse.ts, commander) in dist/cli/labs.grammar.js, for `labs --help`;
+// 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/bin.ts: answers --version and --help, runs `labs run`
 //    from the bundle through vm.Script with V8's code cache, and imports cli.ts for every other
 //    command), as one CommonJS file (dist/cli/package.json says so): Node loads a CommonJS entry
 //    without its ES module loader, whose thirty-odd modules (streams, readline, fs/promises) cost
@@ -114,6 +115,23 @@ rmSync(cliDir, { recursive: true, force: true }); // no chunk of an earlier buil
 mkdirSync(cliDir, { recursive: true });
 writeFileSync(join(cliDir, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 writeFileSync(join(cliDir, 'labs.bundle.js'), `${wrapped}\n//# labs-bundle-id ${id}\n`);
+
+// 2b. The grammar alone (parse.ts and commander), one CommonJS file: the bin answers `labs --help`
+//     from it without the ES module chunks (src/cli/bin.ts, printHelp).
+await build({
+  entryPoints: ['src/cli/parse.ts'],
+  outfile: join(cliDir, 'labs.grammar.js'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minifyWhitespace: true,
+  external: EXTERNAL,
+  plugins: [zodEnglishOnly, lazyChildProcess],
+  define: { 'import.meta.url': '__labsGrammarUrl' },
+  banner: { js: 'var __labsGrammarUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: 'warning',
+});
 
 // 3a. The bin: one CommonJS file. Its `import('./cli.js')` loads the ES module build of 3b.
 await build({

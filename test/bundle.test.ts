@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const dist = join('test-output', 'bundle-dist');
@@ -66,6 +66,23 @@ describe('the built labs', () => {
     const help = node([bin, '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(node(['--import', 'tsx', 'src/cli/main.ts', '--help']).stdout);
+  }, 120_000);
+
+  it('answers --help from the grammar file, without the ES module chunks, and without it as before', () => {
+    const bin = join(dist, 'cli', 'main.js');
+    const expected = node(['--import', 'tsx', 'src/cli/main.ts', 'audit', '--help']).stdout;
+    const modules = join(out, 'modules.txt');
+    const fast = node(['-r', resolve('bench', 'moduleProbe.cjs'), bin, 'audit', '--help'], {
+      LABS_MODULE_LIST: modules,
+    });
+    expect(fast.code).toBe(0);
+    expect(fast.stdout).toBe(expected);
+    // Node's ES module loader (which the chunks need) was never started
+    expect(readFileSync(modules, 'utf8')).not.toMatch(/internal\/modules\/esm\/translators/);
+    rmSync(join(dist, 'cli', 'labs.grammar.js'));
+    const fallback = node([bin, 'audit', '--help']);
+    expect(fallback.code).toBe(0);
+    expect(fallback.stdout).toBe(expected);
   }, 120_000);
 
   it('without its cache the bundle still runs (compiled as usual)', () => {

@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from '../experiments/version.js';
-import { BUNDLE_FILE, bundleCacheFile } from './bundleFiles.js';
+import { BUNDLE_FILE, bundleCacheFile, GRAMMAR_FILE } from './bundleFiles.js';
 import { output } from './stdout.js';
 
 /** The bundle's signature: it receives these, as a CommonJS module would (see scripts/build.mjs). */
@@ -86,13 +86,37 @@ function runBundle(): boolean {
   return true;
 }
 
+/**
+ * `labs --help` (and `labs` alone, `labs help`, `labs run --help`, ...): the help text from
+ * dist/cli/labs.grammar.js, the command-line grammar (parse.ts and commander) that the build writes
+ * as one CommonJS file, so that help needs neither the ES module chunks nor Node's ES module loader.
+ * Returns false, for cli.ts to answer, when there is no such file (running from source), when the
+ * command line is not a plain help request (`labs run -e NAME --help` lists that experiment's
+ * options, which the grammar alone does not know), or when it is wrong (cli.ts reports the error).
+ */
+function printHelp(args: string[]): boolean {
+  let parsed: ReturnType<typeof import('./parse.js').parseCli>;
+  try {
+    const grammar = createRequire(import.meta.url)(`./${GRAMMAR_FILE}`) as typeof import('./parse.js');
+    parsed = grammar.parseCli(args);
+  } catch {
+    return false;
+  }
+  if (parsed.command !== 'help' || parsed.experiment) return false;
+  output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
+  return true;
+}
+
 const argv = process.argv.slice(2);
+const asksForHelp = argv.length === 0 || argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Same answer as cli.ts gives, without loading anything.
   output.write(`${VERSION}\n`);
+} else if (asksForHelp && printHelp(argv)) {
+  // answered from the grammar alone
 } else if (argv[0] !== 'run' || !runBundle()) {
-  // Every other command (help, list, audit, report, compare, conformance) starts faster from the
-  // ES module chunks, which load only what the command needs: the cache holds all of `run`'s code.
+  // Every other command (list, audit, report, compare, conformance) starts faster from the ES
+  // module chunks, which load only what the command needs: the cache holds all of `run`'s code.
   // Imported here, not at the top, so that `labs run` does not load those chunks at all.
   import('./cli.js').then(({ runCli }) => runCli(argv));
 }

@@ -11,6 +11,7 @@ import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
+import { terminalColumns } from './terminal.js';
 
 /**
  * A seed: an integer in [0, 2^31-1]. A plain check rather than a zod schema: `labs --help` and
@@ -173,6 +174,11 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
         helpText += s;
       },
       outputError: () => {},
+      // commander's defaults ask process.stdout.isTTY, which builds Node's stdout stream even when
+      // stdout is a file or a pipe (see terminal.ts); the help text has no colours to keep or strip.
+      // (undefined, off a terminal, is what commander itself returns there: it then wraps at 80)
+      getOutHelpWidth: terminalColumns as () => number,
+      getOutHasColors: () => false,
     })
     .showSuggestionAfterError(true)
     .addHelpText('afterAll', `\n${EXIT_CODES_HELP}\n`);

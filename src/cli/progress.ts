@@ -2,29 +2,15 @@
  * A progress bar on stderr, shown only on a TTY (never in pipes, CI logs or `--json` output), and
  * redrawn at most ten times a second so it costs nothing measurable.
  */
-import { fstatSync } from 'node:fs';
+import { isTerminal } from './terminal.js';
 
-/**
- * Whether stderr may be a terminal, decided without building `process.stderr`: a pipe or a file is
- * not a character device, and building the stream for one (net's modules for a pipe) would cost
- * every `labs run` whose stderr is redirected a few ms. A character device (a TTY, or /dev/null) is
- * then asked properly.
- */
-function stderrIsTty(): boolean {
-  try {
-    if (!fstatSync(2).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  return process.stderr.isTTY === true;
-}
 export interface Progress {
   update(done: number, total: number): void;
   stop(): void;
 }
 
 export function createProgress(label: string, enabled: boolean): Progress {
-  if (!enabled || !stderrIsTty()) return { update() {}, stop() {} };
+  if (!enabled || !isTerminal(2)) return { update() {}, stop() {} };
   const stream = process.stderr;
   let last = 0;
   let drawn = false;
