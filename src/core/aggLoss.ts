@@ -27,6 +27,7 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
@@ -572,6 +573,7 @@ export function aggLossGrad(
   }
   const { rows, cols } = shape;
   const grad = outputBuffer64(options.out, rows * cols, `[${rows},${cols}]`);
+  checkOutNotAliased(grad, 'out', { loss_mask: lossMask });
   const scale = 1 / d.denominator;
   for (let b = 0; b < rows; b++) {
     const base = b * cols;

@@ -438,12 +438,6 @@ const viewOf = (o: Output, buffer: ArrayBufferLike, offset: number) =>
   o.f64 ? new Float64Array(buffer, offset, o.length) : new Float32Array(buffer, offset, o.length);
 const align8 = (x: number) => Math.ceil(x / 8) * 8;
 
-/**
- * Kernels whose files another change is rewriting; the alias check is added there after the merge
- * (then remove them from this set, and these tests run for them too).
- */
-const ALIAS_CHECK_PENDING = new Set(['policyLossVanilla', 'policyLossVanillaGrad', 'aggLossGrad']);
-
 // an aliasing test whose kernel lacks the check writes into the shared inputs: put them back
 const shared = [
   tokenLevelRewards,
@@ -465,41 +459,30 @@ describe('out: a buffer sharing memory with an input or another output is refuse
     });
   });
 
-  it('the pending list names only kernels of the table', () => {
-    const names = new Set(cases.map((c) => c.name));
-    for (const p of ALIAS_CHECK_PENDING) expect(names.has(p)).toBe(true);
-  });
-
   for (const c of cases) {
     const inputNames = Object.keys(c.inputs);
     it(`${c.name}: the table lists its typed-array inputs`, () => {
       expect(inputNames.length).toBeGreaterThan(0);
     });
-    if (ALIAS_CHECK_PENDING.has(c.name)) {
-      it.todo(`${c.name}: an output over an input is BAD_ARGUMENT (check pending)`);
-    } else {
-      it(`${c.name}: an output over an input (whole or in part) is BAD_ARGUMENT naming both, nothing written`, () => {
-        for (const o of c.outputs) {
-          for (const name of inputNames) {
-            const input = c.inputs[name] as Float32Array;
-            const before = bytesOf(input);
-            for (const shift of [0, 8]) {
-              const alias = viewOf(o, input.buffer, input.byteOffset + shift);
-              const err = expectLabError(
-                () => c.call({ [o.option]: alias }),
-                'BAD_ARGUMENT',
-                `${o.option}: shares memory with ${name}; pass a separate buffer`,
-              );
-              expect(err.details).toEqual({ field: o.option, input: name });
-              expect(bytesOf(input)).toEqual(before);
-            }
+    it(`${c.name}: an output over an input (whole or in part) is BAD_ARGUMENT naming both, nothing written`, () => {
+      for (const o of c.outputs) {
+        for (const name of inputNames) {
+          const input = c.inputs[name] as Float32Array;
+          const before = bytesOf(input);
+          for (const shift of [0, 8]) {
+            const alias = viewOf(o, input.buffer, input.byteOffset + shift);
+            const err = expectLabError(
+              () => c.call({ [o.option]: alias }),
+              'BAD_ARGUMENT',
+              `${o.option}: shares memory with ${name}; pass a separate buffer`,
+            );
+            expect(err.details).toEqual({ field: o.option, input: name });
+            expect(bytesOf(input)).toEqual(before);
           }
         }
-      });
-    }
-    if (c.outputs.length > 1 && ALIAS_CHECK_PENDING.has(c.name)) {
-      it.todo(`${c.name}: two outputs over the same memory are BAD_ARGUMENT (check pending)`);
-    } else if (c.outputs.length > 1) {
+      }
+    });
+    if (c.outputs.length > 1) {
       it(`${c.name}: two outputs over the same memory are BAD_ARGUMENT naming both`, () => {
         const [o1, o2] = c.outputs as [Output, Output];
         const buffer = new ArrayBuffer(16 * n);

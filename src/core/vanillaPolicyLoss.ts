@@ -30,12 +30,20 @@ import {
   type LossAggMode,
   resolveAggOptions,
 } from './aggLoss.js';
-import { type FloatArray, type MaskArray, outputBuffer, outputBuffer64, type Shape2 } from './batch.js';
+import {
+  checkOutNotAliased,
+  type FloatArray,
+  type MaskArray,
+  outputBuffer,
+  outputBuffer64,
+  type Shape2,
+} from './batch.js';
 import { LabError } from './errors.js';
 import { fastExp } from './fastExp.js';
 import { lossSimdKernel, simdEligible, type VanillaChunk } from './lossSimd.js';
 import { maskedMeanOf } from './maskedPrimitives.js';
 import {
+  checkLossOutput,
   checkPolicyInputs,
   type PolicyLossInputs,
   type PolicyLossMetrics,
@@ -463,6 +471,7 @@ export function policyLossVanillaOn(
   const p = resolveClip(o);
   const agg = resolveAggOptions(o.agg);
   const perTokenLoss = outputBuffer(o.out, rows * cols, `[${rows},${cols}]`);
+  checkLossOutput(perTokenLoss, 'out', inputs, weights);
   const args: VanillaArgs = {
     old: oldLogProb,
     lp: logProb,
@@ -503,6 +512,9 @@ export function policyLossVanillaGrad(
   shape: Shape2,
   options: VanillaLossOptions = {},
 ): PolicyLossResult & { grad: Float64Array } {
+  // before the loss pass writes `out`: an aliased outGrad must leave every buffer untouched
+  checkLossOutput(options.outGrad, 'outGrad', inputs, options.rolloutIsWeights);
+  checkOutNotAliased(options.outGrad, 'outGrad', { out: options.out });
   const result = policyLossVanilla(inputs, shape, options);
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
   const o = { ...VANILLA_DEFAULTS, ...options };
