@@ -91,6 +91,9 @@ describe('truncateWeights', () => {
     expect(() => truncateWeights([1], 0)).toThrow(/cap must be/);
     expect(() => truncateWeights([1], Number.POSITIVE_INFINITY)).toThrow(/cap must be/);
     expect(() => truncateWeights([1, -0.5], 2)).toThrow(/position 1/);
+    const ratios = new Float64Array([0.5, 3, Number.NaN]);
+    expect(() => truncateWeights(ratios, 2, ratios)).toThrow(/out: shares memory with ratios/);
+    expect(Array.from(ratios)).toEqual([0.5, 3, Number.NaN]);
   });
 });
 
@@ -110,6 +113,19 @@ describe('importanceRatios', () => {
     const r = importanceRatios([0, -100], [-100, 0]);
     expect(r[0]).toBe(Math.exp(20));
     expect(r[1]).toBe(Math.exp(-20));
+  });
+
+  it('refuses an out that shares memory with an input, writing nothing', () => {
+    const buffer = new Float64Array([-1, -2, -3, -4]);
+    const current = buffer.subarray(0, 3);
+    for (const out of [current, buffer.subarray(1, 4)]) {
+      expect(() => importanceRatios(current, [0, 0, 0], out)).toThrow(/out: shares memory with current/);
+      expect(() => importanceRatios([0, 0, 0], current, out)).toThrow(/out: shares memory with behaviour/);
+    }
+    expect(Array.from(buffer)).toEqual([-1, -2, -3, -4]);
+    const separate = new Float64Array(3);
+    expect(importanceRatios(current, [-1, -2, -3], separate)).toBe(separate);
+    expect(Array.from(separate)).toEqual([1, 1, 1]);
   });
 
   it('rejects length mismatch and non-finite log-probs', () => {

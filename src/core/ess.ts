@@ -10,6 +10,7 @@
  * is `rollout_corr_helper`'s; TRL's cap is `vllm_importance_sampling_cap`. verl's `rollout_corr/...`
  * ESS metric 1 / mean((w / mean w)^2) equals the Kish fraction computed here.
  */
+import { checkOutNotAliased } from './batch.js';
 import { LabError } from './errors.js';
 
 /** Smallest normal float64: a sum of squares below it has lost precision (or is an underflowed 0). */
@@ -88,7 +89,9 @@ export function kishEss(weights: ArrayLike<number>, mask?: ArrayLike<number>, fi
 /**
  * Per-action probability ratios pi_current / pi_behaviour from log-probs:
  * `exp(clamp(current_i - behaviour_i, -clamp, clamp))` (clamp default 20, verl's). Writes into `out`
- * when given (length n). Errors: SHAPE_MISMATCH lengths, NON_FINITE log-prob (names the position).
+ * when given (length n; BAD_ARGUMENT if it shares memory with an input: a shifted overlap would
+ * overwrite log-probs before they are read). Errors: SHAPE_MISMATCH lengths, NON_FINITE log-prob
+ * (names the position).
  */
 export function importanceRatios(
   current: ArrayLike<number>,
@@ -103,6 +106,7 @@ export function importanceRatios(
       { details: { field: 'behaviour', expected: current.length, actual: behaviour.length } },
     );
   }
+  checkOutNotAliased(out, 'out', { current, behaviour });
   if (!(clamp > 0)) {
     throw new LabError('BAD_ARGUMENT', `importanceRatios: clamp must be > 0, got ${clamp}`, {
       details: { field: 'clamp', value: clamp },
@@ -126,7 +130,8 @@ export function importanceRatios(
 /**
  * Truncated importance weights `min(ratio_i, cap)` (truncated from above only, as verl's
  * `rollout_is_threshold` and TRL's `vllm_importance_sampling_cap` 'truncate' modes). Writes into `out`
- * when given. Errors: BAD_ARGUMENT cap not > 0 or not finite, NON_FINITE or negative ratio.
+ * when given (BAD_ARGUMENT if it shares memory with `ratios`, as every `out` of the library; a bad
+ * ratio found halfway would otherwise leave the input half overwritten). Errors: BAD_ARGUMENT cap not > 0 or not finite, NON_FINITE or negative ratio.
  */
 export function truncateWeights(
   ratios: ArrayLike<number>,
@@ -145,6 +150,7 @@ export function truncateWeights(
       { details: { field: 'out', expected: ratios.length, actual: out.length } },
     );
   }
+  checkOutNotAliased(out, 'out', { ratios });
   for (let i = 0; i < ratios.length; i++) {
     const r = ratios[i] as number;
     if (!Number.isFinite(r) || r < 0) {
