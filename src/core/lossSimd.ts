@@ -8,7 +8,9 @@
  * - every per-token value is computed in float64 with the same operations in the same order
  *   (IEEE-754 add, sub, mul, min, max give the same bits in wasm and in JavaScript; there is no fused
  *   multiply-add in wasm's SIMD): the log-ratio clamp, the region tests against `log(1 ± ε)` and
- *   `log c`, and fastExp.ts's table-driven exp (`2^(k/32)` read from the same table);
+ *   `log c`, and fastExp.ts's table-driven exp (`2^(k/32)` read from the same table, stored
+ *   negated: the kernel forms −ratio, and `A·(−ratio)` has the bits of `−A·ratio`, since IEEE-754
+ *   multiplication rounds the magnitude and takes the sign apart);
  * - the float32 store rounds as a Float32Array store does;
  * - the row sums and the KL sum are added one token at a time in index order (the additions of a
  *   masked lane add +0, which leaves a running sum unchanged because such a sum is never −0), and the
@@ -221,6 +223,9 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
   const negLo = v.local('negLo', V128);
   const negC = v.local('negC', V128);
   const posHi = v.local('posHi', V128);
+  const clipM = v.local('clipM', V128);
+  const any = v.local('any', V128);
+  const bnd = v.local('bnd', V128);
   const loss = v.local('loss', V128);
   const wv = v.local('wv', V128);
 
@@ -338,7 +343,7 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...op.f64x2Add(),
       ...op.f64x2Mul(),
       ...op.f64x2Add(),
-      // × 2^(k/32) from the table: the low 32 bits of t = k + 1.5·2^52 are k
+      // × −2^(k/32) from the negated table: the low 32 bits of t = k + 1.5·2^52 are k
       ...get(tableP),
       ...get(t),
       ...op.i32x4ExtractLane(0),
@@ -387,24 +392,35 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...op.f64x2Gt(),
       ...op.v128And(),
       ...set(posHi),
-      ...get(splat.lo as number),
-      ...get(ratio),
+      // −ratio: the (negated) bound of the lane's region, else −exp (the table holds −2^(k/32),
+      // and −T·p = −(T·p) exactly); the regions are disjoint, so the bounds merge by `or`
       ...get(negLo),
-      ...op.v128Bitselect(),
-      ...set(ratio),
-      ...get(splat.c as number),
-      ...get(ratio),
-      ...get(negC),
-      ...op.v128Bitselect(),
-      ...set(ratio),
-      ...get(splat.hi as number),
-      ...get(ratio),
       ...get(posHi),
-      ...op.v128Bitselect(),
+      ...op.v128Or(),
+      ...tee(clipM),
+      ...get(negC),
+      ...op.v128Or(),
+      ...set(any),
+      ...get(splat.lo as number),
+      ...get(negLo),
+      ...op.v128And(),
+      ...get(splat.c as number),
+      ...get(negC),
+      ...op.v128And(),
+      ...op.v128Or(),
+      ...get(splat.hi as number),
+      ...get(posHi),
+      ...op.v128And(),
+      ...op.v128Or(),
+      ...set(bnd),
+      ...get(ratio),
+      ...get(any),
+      ...op.v128AndNot(),
+      ...get(bnd),
+      ...op.v128Or(),
       ...set(ratio),
-      // loss = −A·ratio (× w), +0 in masked lanes
+      // loss = A·(−ratio), the bits of −A·ratio
       ...get(a),
-      ...op.f64x2Neg(),
       ...get(ratio),
       ...op.f64x2Mul(),
     );
@@ -437,9 +453,7 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...op.i64x2Sub(),
       ...set(nAcc),
       ...get(clipAcc),
-      ...get(negLo),
-      ...get(posHi),
-      ...op.v128Or(),
+      ...get(clipM),
       ...op.i64x2Sub(),
       ...set(clipAcc),
       ...get(lowerAcc),
@@ -471,7 +485,11 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
 
   const row = rowHeader(b, rows, cols, start, rowEnd, end);
   const body: number[] = [];
-  for (const n of boundNames) body.push(...get(bound[n]), ...op.f64x2Splat(), ...set(splat[n] as number));
+  for (const n of boundNames) {
+    // the ratio bounds negated, as the exp table (see `token`)
+    const neg = n === 'lo' || n === 'hi' || n === 'c' ? op.f64x2Neg() : [];
+    body.push(...get(bound[n]), ...op.f64x2Splat(), ...neg, ...set(splat[n] as number));
+  }
   body.push(...f64x2(0), ...get(bound.L), ...op.f64x2Splat(), ...op.f64x2Sub(), ...set(negL));
   const rowBody: number[] = [
     ...row.head,
@@ -823,7 +841,9 @@ export class LossSimdKernel {
     const have = this.memory.buffer.byteLength / PAGE;
     if (pages > have) this.memory.grow(pages - have);
     const buf = this.memory.buffer;
-    new Float64Array(buf, 0, FAST_EXP_TABLE.pow2.length).set(FAST_EXP_TABLE.pow2);
+    // negated: the kernel computes −ratio (see `vanillaFunction`)
+    const table = new Float64Array(buf, 0, FAST_EXP_TABLE.pow2.length);
+    for (let j = 0; j < table.length; j++) table[j] = -(FAST_EXP_TABLE.pow2[j] as number);
     const offsets: number[] = [];
     let at = BUFFERS;
     for (let j = 0; j < 6; j++) {
