@@ -283,15 +283,15 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...get(l),
       ...op.f64x2Pmin(),
       ...set(l),
-      // finiteness: d − d is NaN exactly when lp or old is not finite; a or w under mask 1 show
-      // in the row's loss sum (checked per row), in padding (modes other than token-mean) as a − a
+      // finiteness: chk sums d (and, in modes other than token-mean, a and w) and ends as
+      // chk − chk, NaN exactly when a summand was not finite: the summands come from float32, so
+      // the float64 sum of any chunk stays far from overflow. a or w under mask 1 show in the row's
+      // loss sum (checked per row).
       ...get(d),
-      ...get(d),
-      ...op.f64x2Sub(),
     ];
     if (padCheck) {
-      out.push(...get(a), ...get(a), ...op.f64x2Sub(), ...op.f64x2Add());
-      if (hasW) out.push(...loadF64(wP), ...tee(wv), ...get(wv), ...op.f64x2Sub(), ...op.f64x2Add());
+      out.push(...get(a), ...op.f64x2Add());
+      if (hasW) out.push(...loadF64(wP), ...tee(wv), ...op.f64x2Add());
     } else {
       out.push(...get(valid), ...op.v128And());
       if (hasW) out.push(...loadF64(wP), ...set(wv));
@@ -364,12 +364,14 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...set(ratio),
       // regions of valid tokens: A < 0 → lo below log lo (clip), c above log c (lower; the two
       // tests exclude each other since log lo <= 0 < log c); A > 0 → hi above log hi (clip);
-      // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio)
+      // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio); A is +0 in
+      // masked lanes, so they fall in no region
       ...get(a),
-      ...ZERO_F64X2,
-      ...op.f64x2Lt(),
       ...get(valid),
       ...op.v128And(),
+      ...tee(a),
+      ...ZERO_F64X2,
+      ...op.f64x2Lt(),
       ...tee(neg),
       ...get(l),
       ...get(splat.logLo as number),
@@ -385,8 +387,6 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...get(a),
       ...ZERO_F64X2,
       ...op.f64x2Gt(),
-      ...get(valid),
-      ...op.v128And(),
       ...get(l),
       ...get(splat.logHi as number),
       ...op.f64x2Gt(),
@@ -553,6 +553,10 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
   body.push(
     ...until(row.exit, rowBody),
     // chunk outputs
+    ...get(chk),
+    ...get(chk),
+    ...op.f64x2Sub(),
+    ...set(chk),
     ...get(resP),
     ...get(kl),
     ...op.f64Store(0),
