@@ -164,6 +164,29 @@ const rowHeader = (b: number, rows: number, cols: number, start: number, rowEnd:
 
 const INV_STEP = FAST_EXP_TABLE.invStep;
 
+/** The v128 locals of one f64x2 of tokens in the vanilla pass. */
+const LANE_LOCALS = [
+  'valid',
+  'a',
+  'd',
+  'l',
+  't',
+  'k',
+  'r',
+  'r2',
+  'ratio',
+  'neg',
+  'negLo',
+  'negC',
+  'posHi',
+  'clipM',
+  'bnd',
+  'keep',
+  'loss',
+  'wv',
+] as const;
+type LaneLocal = (typeof LANE_LOCALS)[number];
+
 /**
  * One kernel variant: `padCheck` checks padding values for finiteness (every mode but token-mean),
  * `hasW` multiplies rollout IS weights in. Signature (byte addresses, float64 bounds):
@@ -210,24 +233,12 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
   const clipAcc = v.local('clipAcc', V128);
   const lowerAcc = v.local('lowerAcc', V128);
   const m = v.local('m', V128);
-  const valid = v.local('valid', V128);
-  const a = v.local('a', V128);
-  const d = v.local('d', V128);
-  const l = v.local('l', V128);
-  const t = v.local('t', V128);
-  const k = v.local('k', V128);
-  const r = v.local('r', V128);
-  const r2 = v.local('r2', V128);
-  const ratio = v.local('ratio', V128);
-  const neg = v.local('neg', V128);
-  const negLo = v.local('negLo', V128);
-  const negC = v.local('negC', V128);
-  const posHi = v.local('posHi', V128);
-  const clipM = v.local('clipM', V128);
-  const any = v.local('any', V128);
-  const bnd = v.local('bnd', V128);
-  const loss = v.local('loss', V128);
-  const wv = v.local('wv', V128);
+  const valid4 = v.local('valid4', V128);
+  /** The locals of one f64x2 of tokens; a group of four interleaves two such sets (see `token`). */
+  const laneLocals = (h: number) =>
+    Object.fromEntries(LANE_LOCALS.map((n) => [n, v.local(`${n}${h}`, V128)])) as Record<LaneLocal, number>;
+  const h0 = laneLocals(0);
+  const h1 = laneLocals(1);
 
   // v128 constants live in locals initialised once (a v128.const inside the loop is rematerialised
   // on every iteration)
@@ -249,93 +260,136 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
   /** Byte address `base + 4·index`. */
   const at = (base: number, index: number[]) => addrOf(base, index, 2);
 
-  /** Two tokens (`pair`) or one at `i`: the per-token body. */
-  const token = (pair: boolean) => {
-    const load = (base: number) => [
-      ...get(base),
-      ...get(p),
-      ...op.i32Add(),
-      ...(pair ? op.v128Load64Zero() : op.v128Load32Zero()),
-    ];
-    const loadF64 = (base: number) => [...load(base), ...op.f64x2PromoteLowF32x4()];
+  /** `n` float32 values (1, 2 or 4) of `base` at byte `p + off` into the low lanes of a v128. */
+  const load = (base: number, n: 1 | 2 | 4, off = 0) => [
+    ...get(base),
+    ...get(p),
+    ...op.i32Add(),
+    ...(n === 4 ? op.v128Load(off) : n === 2 ? op.v128Load64Zero(off) : op.v128Load32Zero(off)),
+  ];
+
+  /**
+   * `n` tokens (4, 2 or 1) from `i`. A group of four runs as two f64x2 whose instructions are
+   * interleaved statement by statement: the exp is a long dependency chain, and two independent
+   * chains side by side keep the core busy where one would leave it waiting.
+   */
+  const token = (n: 1 | 2 | 4) => {
     const out: number[] = [
       ...get(i),
       ...op.i32Const(2),
       ...op.i32Shl(),
       ...set(p),
-      ...maskTests(load(maskP), m, valid, ZERO_F32X4, ONE_F32X4, bad),
-      ...get(valid),
-      ...op.i64x2ExtendLowI32x4S(),
-      ...set(valid),
-      ...loadF64(advP),
-      ...set(a),
-      ...loadF64(lpP),
-      ...loadF64(oldP),
-      ...op.f64x2Sub(),
-      ...set(d),
-      // l = min(max(d, −L), L); the pseudo-min/max are the same for any d but NaN (which they send
-      // to −L, keeping the exp table index in range; a NaN d always ends in the slow path)
-      ...get(negL),
-      ...get(d),
-      ...op.f64x2Pmax(),
-      ...set(l),
-      ...get(splat.L as number),
-      ...get(l),
-      ...op.f64x2Pmin(),
-      ...set(l),
-      // finiteness: chk sums d (and, in modes other than token-mean, a and w) and ends as
-      // chk − chk, NaN exactly when a summand was not finite: the summands come from float32, so
-      // the float64 sum of any chunk stays far from overflow. a or w under mask 1 show in the row's
-      // loss sum (checked per row).
-      ...get(d),
+      // mask: valid where m != 0; a valid entry other than 1 is a bad mask value
+      ...maskTests(load(maskP, n), m, valid4, ZERO_F32X4, ONE_F32X4, bad),
     ];
-    if (padCheck) {
-      out.push(...get(a), ...op.f64x2Add());
-      if (hasW) out.push(...loadF64(wP), ...tee(wv), ...op.f64x2Add());
+    if (n === 4) {
+      out.push(...get(valid4), ...op.i64x2ExtendLowI32x4S(), ...set(h0.valid));
+      out.push(...get(valid4), ...op.i64x2ExtendHighI32x4S(), ...set(h1.valid));
+      const s0 = lanes(2, 0, h0);
+      const s1 = lanes(2, 8, h1);
+      for (let j = 0; j < s0.length; j++) out.push(...(s0[j] as number[]), ...(s1[j] as number[]));
     } else {
-      out.push(...get(valid), ...op.v128And());
-      if (hasW) out.push(...loadF64(wP), ...set(wv));
+      out.push(...get(valid4), ...op.i64x2ExtendLowI32x4S(), ...set(h0.valid));
+      for (const st of lanes(n, 0, h0)) out.push(...st);
     }
-    out.push(
-      ...get(chk),
-      ...op.f64x2Add(),
-      ...set(chk),
-      // fastExp(l): k = round(32·l/ln2) via the 1.5·2^52 shift, r = l − k·HI − k·LO,
-      // p = 1 + r + r2·(0.5 + r/6 + r2·(1/24 + r/120)), exp = 2^(k/32)·p
-      ...get(l),
+    out.push(...inc(i, n));
+    return out;
+  };
+
+  /**
+   * The per-token body of `n` (2 or 1) tokens at byte `p + off` in the f64x2 lanes of locals `L`
+   * (whose `valid` is set), as statements that each leave the stack empty. Sums are added in
+   * statement order, so interleaving two such bodies keeps the index order.
+   */
+  function lanes(n: 1 | 2, off: number, L: Record<LaneLocal, number>): number[][] {
+    const loadF64 = (base: number) => [...load(base, n, off), ...op.f64x2PromoteLowF32x4()];
+    const st: number[][] = [];
+    st.push([...loadF64(advP), ...set(L.a)]);
+    st.push([...loadF64(lpP), ...loadF64(oldP), ...op.f64x2Sub(), ...set(L.d)]);
+    // l = min(max(d, −L), L); the pseudo-min/max are the same for any d but NaN (which they send
+    // to −L, keeping the exp table index in range; a NaN d always ends in the slow path)
+    st.push([
+      ...get(splat.L as number),
+      ...get(negL),
+      ...get(L.d),
+      ...op.f64x2Pmax(),
+      ...op.f64x2Pmin(),
+      ...set(L.l),
+    ]);
+    // finiteness: chk sums d (and, in modes other than token-mean, a and w) and ends as
+    // chk − chk, NaN exactly when a summand was not finite: the summands come from float32, so
+    // the float64 sum of any chunk stays far from overflow. a or w under mask 1 show in the row's
+    // loss sum (checked per row).
+    const chkSt = [...get(L.d)];
+    if (padCheck) {
+      chkSt.push(...get(L.a), ...op.f64x2Add());
+      if (hasW) chkSt.push(...loadF64(wP), ...tee(L.wv), ...op.f64x2Add());
+    } else {
+      chkSt.push(...get(L.valid), ...op.v128And());
+      if (hasW) st.push([...loadF64(wP), ...set(L.wv)]);
+    }
+    st.push([...chkSt, ...get(chk), ...op.f64x2Add(), ...set(chk)]);
+    // fastExp(l): k = round(32·l/ln2) via the 1.5·2^52 shift, r = l − k·HI − k·LO,
+    // p = 1 + r + r2·(0.5 + r/6 + r2·(1/24 + r/120)), exp = 2^(k/32)·p
+    st.push([
+      ...get(L.l),
       ...f64x2(INV_STEP),
       ...op.f64x2Mul(),
       ...f64x2(FAST_EXP_TABLE.round),
       ...op.f64x2Add(),
-      ...tee(t),
+      ...tee(L.t),
       ...f64x2(FAST_EXP_TABLE.round),
       ...op.f64x2Sub(),
-      ...set(k),
-      ...get(l),
-      ...get(k),
+      ...set(L.k),
+    ]);
+    st.push([
+      ...get(L.l),
+      ...get(L.k),
       ...f64x2(FAST_EXP_TABLE.stepHi),
       ...op.f64x2Mul(),
       ...op.f64x2Sub(),
-      ...get(k),
+      ...get(L.k),
       ...f64x2(FAST_EXP_TABLE.stepLo),
       ...op.f64x2Mul(),
       ...op.f64x2Sub(),
-      ...tee(r),
-      ...get(r),
+      ...tee(L.r),
+      ...get(L.r),
       ...op.f64x2Mul(),
-      ...set(r2),
+      ...set(L.r2),
+    ]);
+    // × −2^(k/32) from the negated table: the low 32 bits of t = k + 1.5·2^52 are k
+    st.push([
+      ...get(tableP),
+      ...get(L.t),
+      ...op.i32x4ExtractLane(0),
+      ...op.i32Const(3),
+      ...op.i32Shl(),
+      ...op.i32Add(),
+      ...op.v128Load64Zero(),
+      ...set(L.k),
+      ...get(tableP),
+      ...get(L.t),
+      ...op.i32x4ExtractLane(2),
+      ...op.i32Const(3),
+      ...op.i32Shl(),
+      ...op.i32Add(),
+      ...get(L.k),
+      ...op.v128Load64Lane(1),
+      ...set(L.k),
+    ]);
+    st.push([
       ...ONE_F64X2,
-      ...get(r),
+      ...get(L.r),
       ...op.f64x2Add(),
-      ...get(r2),
+      ...get(L.r2),
       ...f64x2(0.5),
-      ...get(r),
+      ...get(L.r),
       ...f64x2(1 / 6),
       ...op.f64x2Mul(),
       ...op.f64x2Add(),
-      ...get(r2),
+      ...get(L.r2),
       ...f64x2(1 / 24),
-      ...get(r),
+      ...get(L.r),
       ...f64x2(1 / 120),
       ...op.f64x2Mul(),
       ...op.f64x2Add(),
@@ -343,127 +397,110 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...op.f64x2Add(),
       ...op.f64x2Mul(),
       ...op.f64x2Add(),
-      // × −2^(k/32) from the negated table: the low 32 bits of t = k + 1.5·2^52 are k
-      ...get(tableP),
-      ...get(t),
-      ...op.i32x4ExtractLane(0),
-      ...op.i32Const(3),
-      ...op.i32Shl(),
-      ...op.i32Add(),
-      ...op.v128Load64Zero(),
-      ...set(k),
-      ...get(tableP),
-      ...get(t),
-      ...op.i32x4ExtractLane(2),
-      ...op.i32Const(3),
-      ...op.i32Shl(),
-      ...op.i32Add(),
-      ...get(k),
-      ...op.v128Load64Lane(1),
+      ...get(L.k),
       ...op.f64x2Mul(),
-      ...set(ratio),
-      // regions of valid tokens: A < 0 → lo below log lo (clip), c above log c (lower; the two
-      // tests exclude each other since log lo <= 0 < log c); A > 0 → hi above log hi (clip);
-      // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio); A is +0 in
-      // masked lanes, so they fall in no region
-      ...get(a),
-      ...get(valid),
+      ...set(L.ratio),
+    ]);
+    // regions of valid tokens: A < 0 → lo below log lo (clip), c above log c (lower; the two
+    // tests exclude each other since log lo <= 0 < log c); A > 0 → hi above log hi (clip);
+    // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio); A is +0 in
+    // masked lanes, so they fall in no region
+    st.push([
+      ...get(L.a),
+      ...get(L.valid),
       ...op.v128And(),
-      ...tee(a),
+      ...tee(L.a),
       ...ZERO_F64X2,
       ...op.f64x2Lt(),
-      ...tee(neg),
-      ...get(l),
+      ...set(L.neg),
+    ]);
+    st.push([
+      ...get(L.neg),
+      ...get(L.l),
       ...get(splat.logLo as number),
       ...op.f64x2Lt(),
       ...op.v128And(),
-      ...set(negLo),
-      ...get(neg),
-      ...get(l),
+      ...set(L.negLo),
+    ]);
+    st.push([
+      ...get(L.neg),
+      ...get(L.l),
       ...get(splat.logC as number),
       ...op.f64x2Gt(),
       ...op.v128And(),
-      ...set(negC),
-      ...get(a),
+      ...set(L.negC),
+    ]);
+    st.push([
+      ...get(L.a),
       ...ZERO_F64X2,
       ...op.f64x2Gt(),
-      ...get(l),
+      ...get(L.l),
       ...get(splat.logHi as number),
       ...op.f64x2Gt(),
       ...op.v128And(),
-      ...set(posHi),
-      // −ratio: the (negated) bound of the lane's region, else −exp (the table holds −2^(k/32),
-      // and −T·p = −(T·p) exactly); the regions are disjoint, so the bounds merge by `or`
-      ...get(negLo),
-      ...get(posHi),
+      ...set(L.posHi),
+    ]);
+    // −ratio: the (negated) bound of the lane's region, else −exp (the table holds −2^(k/32),
+    // and −T·p = −(T·p) exactly); the regions are disjoint, so the bounds merge by `or`.
+    // `keep` selects −exp in valid lanes outside the regions: masked lanes get +0.
+    st.push([...get(L.negLo), ...get(L.posHi), ...op.v128Or(), ...set(L.clipM)]);
+    st.push([
+      ...get(L.valid),
+      ...get(L.clipM),
+      ...get(L.negC),
       ...op.v128Or(),
-      ...tee(clipM),
-      ...get(negC),
-      ...op.v128Or(),
-      ...set(any),
+      ...op.v128AndNot(),
+      ...set(L.keep),
+    ]);
+    st.push([
       ...get(splat.lo as number),
-      ...get(negLo),
+      ...get(L.negLo),
       ...op.v128And(),
       ...get(splat.c as number),
-      ...get(negC),
+      ...get(L.negC),
       ...op.v128And(),
       ...op.v128Or(),
       ...get(splat.hi as number),
-      ...get(posHi),
+      ...get(L.posHi),
       ...op.v128And(),
       ...op.v128Or(),
-      ...set(bnd),
-      ...get(ratio),
-      ...get(any),
-      ...op.v128AndNot(),
-      ...get(bnd),
+      ...set(L.bnd),
+    ]);
+    // loss = A·(−ratio), the bits of −A·ratio; +0·+0 = +0 in masked lanes (an IS weight there
+    // may not be finite, hence the mask after × w)
+    const lossSt = [
+      ...get(L.a),
+      ...get(L.ratio),
+      ...get(L.keep),
+      ...op.v128And(),
+      ...get(L.bnd),
       ...op.v128Or(),
-      ...set(ratio),
-      // loss = A·(−ratio), the bits of −A·ratio
-      ...get(a),
-      ...get(ratio),
       ...op.f64x2Mul(),
-    );
-    if (hasW) out.push(...get(wv), ...op.f64x2Mul());
-    out.push(
-      ...get(valid),
-      ...op.v128And(),
-      ...set(loss),
+    ];
+    if (hasW) lossSt.push(...get(L.wv), ...op.f64x2Mul(), ...get(L.valid), ...op.v128And());
+    st.push([...lossSt, ...set(L.loss)]);
+    st.push([
       ...get(outP),
       ...get(p),
       ...op.i32Add(),
-      ...get(loss),
+      ...get(L.loss),
       ...op.f32x4DemoteF64x2Zero(),
-      ...(pair ? op.v128Store64Lane(0) : op.v128Store32Lane(0)),
-      // running sums, one token at a time in index order
-      ...get(sum),
-      ...get(loss),
-      ...op.f64x2ExtractLane(0),
-      ...op.f64Add(),
-    );
-    if (pair) out.push(...get(loss), ...op.f64x2ExtractLane(1), ...op.f64Add());
-    out.push(...set(sum), ...get(l), ...get(valid), ...op.v128And(), ...set(l));
-    out.push(...get(kl), ...get(l), ...op.f64x2ExtractLane(0), ...op.f64Sub());
-    if (pair) out.push(...get(l), ...op.f64x2ExtractLane(1), ...op.f64Sub());
-    out.push(
-      ...set(kl),
-      // counts: a true lane is −1 as an integer
-      ...get(nAcc),
-      ...get(valid),
-      ...op.i64x2Sub(),
-      ...set(nAcc),
-      ...get(clipAcc),
-      ...get(clipM),
-      ...op.i64x2Sub(),
-      ...set(clipAcc),
-      ...get(lowerAcc),
-      ...get(negC),
-      ...op.i64x2Sub(),
-      ...set(lowerAcc),
-      ...inc(i, pair ? 2 : 1),
-    );
-    return out;
-  };
+      ...(n === 2 ? op.v128Store64Lane(0, off) : op.v128Store32Lane(0, off)),
+    ]);
+    // running sums, one token at a time in index order
+    const sumSt = [...get(sum), ...get(L.loss), ...op.f64x2ExtractLane(0), ...op.f64Add()];
+    if (n === 2) sumSt.push(...get(L.loss), ...op.f64x2ExtractLane(1), ...op.f64Add());
+    st.push([...sumSt, ...set(sum)]);
+    const klSt = [...get(L.l), ...get(L.valid), ...op.v128And(), ...set(L.l)];
+    klSt.push(...get(kl), ...get(L.l), ...op.f64x2ExtractLane(0), ...op.f64Sub());
+    if (n === 2) klSt.push(...get(L.l), ...op.f64x2ExtractLane(1), ...op.f64Sub());
+    st.push([...klSt, ...set(kl)]);
+    // counts: a true lane is −1 as an integer
+    st.push([...get(nAcc), ...get(L.valid), ...op.i64x2Sub(), ...set(nAcc)]);
+    st.push([...get(clipAcc), ...get(L.clipM), ...op.i64x2Sub(), ...set(clipAcc)]);
+    st.push([...get(lowerAcc), ...get(L.negC), ...op.i64x2Sub(), ...set(lowerAcc)]);
+    return st;
+  }
 
   /** chkTail += x − x for the float32 lanes loaded by `load`. */
   const tailCheck = (load: (base: number) => number[]) => {
@@ -519,19 +556,27 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
     );
   }
   rowBody.push(
-    // the valid span [start, end): pairs, then a last single token
+    // the valid span [start, end): groups of four, then a pair, then a single token
     ...get(start),
     ...set(i),
     ...op.f64Const(0),
     ...set(sum),
     ...ZERO_F64X2, // all-zero bits: integer 0 too
     ...set(nAcc),
-    ...until([...get(i), ...op.i32Const(2), ...op.i32Add(), ...get(end), ...op.i32GtS()], token(true)),
+    ...until([...get(i), ...op.i32Const(4), ...op.i32Add(), ...get(end), ...op.i32GtS()], token(4)),
+    ...get(i),
+    ...op.i32Const(2),
+    ...op.i32Add(),
+    ...get(end),
+    ...op.i32LeS(),
+    ...op.if(),
+    ...token(2),
+    ...op.end(),
     ...get(i),
     ...get(end),
     ...op.i32LtS(),
     ...op.if(),
-    ...token(false),
+    ...token(1),
     ...op.end(),
     // per-row outputs
     ...addrOf(rowSumP, get(b), 3),

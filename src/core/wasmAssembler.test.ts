@@ -4,6 +4,7 @@ import {
   F64,
   f64x2Const,
   I32,
+  I64,
   op,
   sleb,
   uleb,
@@ -110,5 +111,12 @@ describe('wasmAssembler', () => {
     expect(f()).toBe(-3.25);
     const k = compile([], I32, [...f64x2Const(6755399441055744 - 37), ...op.i32x4ExtractLane(0)]).f();
     expect(k).toBe(-37);
+    // andnot(a, b) = a & ~b; extend_high sign-extends i32 lanes 2 and 3
+    const i32x4 = (xs: number[]) => op.v128Const([...new Uint8Array(Int32Array.from(xs).buffer)]);
+    const andNot = [...i32x4([0b1100, 0, 0, 0]), ...i32x4([0b1010, 0, 0, 0]), ...op.v128AndNot()];
+    expect(compile([], I32, [...andNot, ...op.i32x4ExtractLane(0)]).f()).toBe(0b0100);
+    const high = [...i32x4([7, 8, -1, 5]), ...op.i64x2ExtendHighI32x4S()];
+    expect(compile([], I64, [...high, ...op.i64x2ExtractLane(0)]).f()).toBe(-1n);
+    expect(compile([], I64, [...high, ...op.i64x2ExtractLane(1)]).f()).toBe(5n);
   });
 });

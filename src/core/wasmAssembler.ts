@@ -185,6 +185,7 @@ export const op = {
   f32x4DemoteF64x2Zero: () => simd(0x5e),
   f64x2PromoteLowF32x4: () => simd(0x5f),
   i64x2ExtendLowI32x4S: () => simd(0xc7),
+  i64x2ExtendHighI32x4S: () => simd(0xc8),
   // SIMD arithmetic
   i32x4Sub: () => simd(0xb1),
   i64x2Sub: () => simd(0xd1),
