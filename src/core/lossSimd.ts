@@ -112,40 +112,54 @@ const maskTests = (load: number[], m: number, nz: number, zero: number[], one: n
 ];
 
 /**
- * Moves `end` back over the row's right-padding tail of mask zeros (down to `start`): four entries
- * at a time while a whole v128 of them is zero, then one at a time. `zero` pushes f32x4 zeros.
+ * Moves `end` back over the row's right-padding tail of mask zeros (down to `start`): sixteen
+ * entries at a time while all of them are zero, then four, then one. `zero` pushes f32x4 zeros.
  */
-const trimPadding = (maskP: number, start: number, end: number, zero: number[]) => [
-  ...until(
-    [...get(end), ...get(start), ...op.i32Sub(), ...op.i32Const(4), ...op.i32LtS()],
-    [
-      ...addrOf(maskP, [...get(end), ...op.i32Const(4), ...op.i32Sub()], 2),
-      ...op.v128Load(),
-      ...zero,
-      ...op.f32x4Ne(),
-      ...op.v128AnyTrue(),
-      ...op.brIf(1),
-      ...get(end),
-      ...op.i32Const(4),
-      ...op.i32Sub(),
-      ...set(end),
-    ],
-  ),
-  ...until(
-    [...get(end), ...get(start), ...op.i32LeS()],
-    [
-      ...addrOf(maskP, [...get(end), ...op.i32Const(1), ...op.i32Sub()], 2),
-      ...op.f32Load(),
-      ...op.f32Const(0),
-      ...op.f32Ne(),
-      ...op.brIf(1),
-      ...get(end),
-      ...op.i32Const(1),
-      ...op.i32Sub(),
-      ...set(end),
-    ],
-  ),
-];
+const trimPadding = (maskP: number, start: number, end: number, zero: number[]) => {
+  /** Steps back `w` (a multiple of 4) entries at a time while all of them are zero. */
+  const stage = (w: number) => {
+    const test: number[] = [];
+    for (let j = 0; j < w / 4; j++) {
+      test.push(
+        ...addrOf(maskP, [...get(end), ...op.i32Const(w), ...op.i32Sub()], 2),
+        ...op.v128Load(16 * j),
+        ...zero,
+        ...op.f32x4Ne(),
+      );
+      if (j > 0) test.push(...op.v128Or());
+    }
+    return until(
+      [...get(end), ...get(start), ...op.i32Sub(), ...op.i32Const(w), ...op.i32LtS()],
+      [
+        ...test,
+        ...op.v128AnyTrue(),
+        ...op.brIf(1),
+        ...get(end),
+        ...op.i32Const(w),
+        ...op.i32Sub(),
+        ...set(end),
+      ],
+    );
+  };
+  return [
+    ...stage(16),
+    ...stage(4),
+    ...until(
+      [...get(end), ...get(start), ...op.i32LeS()],
+      [
+        ...addrOf(maskP, [...get(end), ...op.i32Const(1), ...op.i32Sub()], 2),
+        ...op.f32Load(),
+        ...op.f32Const(0),
+        ...op.f32Ne(),
+        ...op.brIf(1),
+        ...get(end),
+        ...op.i32Const(1),
+        ...op.i32Sub(),
+        ...set(end),
+      ],
+    ),
+  ];
+};
 
 /** The row loop header: exits when `b >= rows`, else sets `start = b·cols` and `rowEnd = end = start + cols`. */
 const rowHeader = (b: number, rows: number, cols: number, start: number, rowEnd: number, end: number) => ({
@@ -502,22 +516,25 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
     return st;
   }
 
-  /** chkTail += x − x for the float32 lanes loaded by `load`. */
-  const tailCheck = (load: (base: number) => number[]) => {
-    const out: number[] = [];
+  /**
+   * chkTail += the sum of x − x over the float32 lanes that `load(base, offset)` reads, for
+   * `vectors` byte offsets 16 apart: summed as a tree first, so that the running sum is not a chain
+   * of one addition per load.
+   */
+  const tailCheck = (load: (base: number, offset: number) => number[], vectors: number) => {
     const arrays = hasW ? [lpP, oldP, advP, wP] : [lpP, oldP, advP];
-    for (const base of arrays) {
-      out.push(
-        ...get(chkTail),
-        ...load(base),
-        ...tee(m),
-        ...get(m),
-        ...op.f32x4Sub(),
-        ...op.f32x4Add(),
-        ...set(chkTail),
-      );
+    const terms: number[][] = [];
+    for (let j = 0; j < vectors; j++) {
+      for (const base of arrays) terms.push([...load(base, 16 * j), ...tee(m), ...get(m), ...op.f32x4Sub()]);
     }
-    return out;
+    while (terms.length > 1) {
+      const next: number[][] = [];
+      for (let j = 0; j + 1 < terms.length; j += 2)
+        next.push([...(terms[j] as number[]), ...(terms[j + 1] as number[]), ...op.f32x4Add()]);
+      if (terms.length % 2) next.push(terms[terms.length - 1] as number[]);
+      terms.splice(0, terms.length, ...next);
+    }
+    return [...get(chkTail), ...(terms[0] as number[]), ...op.f32x4Add(), ...set(chkTail)];
   };
 
   const row = rowHeader(b, rows, cols, start, rowEnd, end);
@@ -546,12 +563,16 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
       ...get(end),
       ...set(i),
       ...until(
+        [...get(i), ...op.i32Const(16), ...op.i32Add(), ...get(rowEnd), ...op.i32GtS()],
+        [...tailCheck((base, o) => [...at(base, get(i)), ...op.v128Load(o)], 4), ...inc(i, 16)],
+      ),
+      ...until(
         [...get(i), ...op.i32Const(4), ...op.i32Add(), ...get(rowEnd), ...op.i32GtS()],
-        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load()]), ...inc(i, 4)],
+        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load()], 1), ...inc(i, 4)],
       ),
       ...until(
         [...get(i), ...get(rowEnd), ...op.i32GeS()],
-        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load32Zero()]), ...inc(i, 1)],
+        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load32Zero()], 1), ...inc(i, 1)],
       ),
     );
   }
