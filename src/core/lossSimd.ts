@@ -1,8 +1,9 @@
 /**
  * The WebAssembly SIMD body of the vanilla policy loss's fused pass (internal; the driver and the
  * semantics are in vanillaPolicyLoss.ts). Scalar JavaScript pays for one exp per live token and a
- * data-dependent branch per token; here two tokens go through the same straight-line code in the two
- * float64 lanes of a v128, with the clip regions chosen by lane masks.
+ * data-dependent branch per token; here tokens go through the same straight-line code in the float64
+ * lanes of v128s, four per step as two interleaved f64x2 (their exps are independent dependency
+ * chains, which the core then overlaps), with the clip regions chosen by lane masks.
  *
  * Bit-identical to the JavaScript pass, by construction:
  * - every per-token value is computed in float64 with the same operations in the same order
@@ -15,7 +16,7 @@
  * - the row sums and the KL sum are added one token at a time in index order (the additions of a
  *   masked lane add +0, which leaves a running sum unchanged because such a sum is never −0), and the
  *   driver combines the per-row sums exactly as the JavaScript pass does.
- * vanillaSimd.test.ts checks the equality on generated batches, edge values included.
+ * lossSimd.test.ts checks the equality on generated batches, edge values included.
  *
  * Inputs must be float32 (a float64 array takes the JavaScript pass: rounding it to float32 would
  * change values), and the log-ratio clamp at most {@link FAST_EXP_RANGE} (beyond it fastExp calls
