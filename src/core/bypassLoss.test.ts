@@ -22,6 +22,7 @@ describe('policyLossBypass', () => {
       shape,
     );
     expect(r.loss).toBe(v.loss);
+    expect(Array.from(r.perTokenLoss)).toEqual(Array.from(v.perTokenLoss));
     expect(r.metrics).toEqual(v.metrics);
     expect(r.rolloutMetrics['rollout_corr/rollout_is_max']).toBeCloseTo(Math.exp(1.5), 6);
   });
@@ -39,6 +40,7 @@ describe('policyLossBypass', () => {
       shape,
     );
     expect(r.loss).toBe(v.loss);
+    expect(Array.from(r.perTokenLoss)).toEqual(Array.from(v.perTokenLoss));
   });
   it('reinforce: -A·lp times the truncated IS weights exp(lp - rollout), seq-mean-token-sum when asked', () => {
     const r = policyLossBypass(
@@ -56,6 +58,9 @@ describe('policyLossBypass', () => {
     for (let t = 0; t < 3; t++) row0 += -(adv[t] as number) * (lp[t] as number) * (w[t] as number);
     for (let t = 3; t < 5; t++) row1 += -(adv[t] as number) * (lp[t] as number) * (w[t] as number);
     expect(r.loss).toBeCloseTo((row0 + row1) / 2, 6);
+    expect(Array.from(r.perTokenLoss)).toEqual(
+      Array.from(lp, (v, i) => Math.fround(-(adv[i] as number) * v * Math.fround(w[i] as number))),
+    );
     expect(r.metrics.ppo_kl).toBeCloseTo((0.1 - 1.5 - 0.1 + 0.05 - 0.05) / 5, 7);
   });
   it('unknown loss type is UNKNOWN_MODE naming loss_type', () => {

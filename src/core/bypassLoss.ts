@@ -7,11 +7,13 @@
  *     weights, mask' , rollout_corr metrics = rollout_correction(log_prob, old_log_prob, mask, is, rs)
  *     loss_type 'ppo_clip'  → vanilla PPO on mask' (no IS weights: the PPO ratio is the IS ratio)
  *     loss_type 'reinforce' → REINFORCE (−A·lp·w) on mask' with the (detached) IS weights
+ *     perTokenLoss [B,T] = the inner loss's per-token loss before aggregation (ppo_clip: 0 where
+ *                          mask' is 0; reinforce: −A·lp·w at every position)
  *
  * Metrics: the loss's own (`actor/...` in verl) merged with every `rollout_corr/...` metric.
  */
 import type { LossAggMode } from './aggLoss.js';
-import { checkOutNotAliased, type Shape2 } from './batch.js';
+import { checkOutNotAliased, type OutOption, type Shape2 } from './batch.js';
 import { LabError } from './errors.js';
 import { policyLossReinforce } from './logProbLosses.js';
 import type { PolicyLossInputs, PolicyLossMetrics } from './policyLossInputs.js';
@@ -25,7 +27,7 @@ import { policyLossVanilla, type VanillaLossOptions } from './vanillaPolicyLoss.
 /** verl `rollout_correction.loss_type`. */
 export type BypassLossType = 'ppo_clip' | 'reinforce';
 
-export interface BypassLossOptions extends RolloutCorrectionOptions {
+export interface BypassLossOptions extends RolloutCorrectionOptions, OutOption {
   /** Default 'ppo_clip' (verl's YAML default). */
   lossType?: BypassLossType;
   /** `loss_agg_mode` of the inner loss. Default 'token-mean'. */
@@ -34,7 +36,10 @@ export interface BypassLossOptions extends RolloutCorrectionOptions {
   vanilla?: Omit<VanillaLossOptions, 'lossAggMode' | 'rolloutIsWeights' | 'out' | 'outGrad'>;
 }
 
-/** verl's YAML defaults: ppo_clip, token-mean, `rollout_is: null`, `rollout_rs: null`, default clip settings. */
+/**
+ * verl's YAML defaults: ppo_clip, token-mean, `rollout_is: null`, `rollout_rs: null`, default clip
+ * settings; no caller buffers (`out`, `outWeights`, `outMask`: fresh arrays).
+ */
 const BYPASS_DEFAULTS: Readonly<Required<BypassLossOptions>> = Object.freeze({
   lossType: 'ppo_clip',
   lossAggMode: 'token-mean',
@@ -43,10 +48,13 @@ const BYPASS_DEFAULTS: Readonly<Required<BypassLossOptions>> = Object.freeze({
   vanilla: Object.freeze({}),
   outWeights: null,
   outMask: null,
+  out: null,
 });
 
 export interface BypassLossResult {
   loss: number;
+  /** The inner loss's per-token loss `[B,T]` before aggregation (`out` when given). */
+  perTokenLoss: Float32Array;
   /** The inner loss's metrics (verl prefixes them `actor/`). */
   metrics: Partial<PolicyLossMetrics>;
   /** `rollout_corr/...` metrics of the correction computed inside the loss. */
@@ -61,9 +69,12 @@ export interface BypassLossResult {
  * verl `compute_policy_loss_bypass_mode(old_log_prob, log_prob, advantages, response_mask,
  * loss_agg_mode, config)` with `old_log_prob` = the rollout log-probs; formulas in the file
  * header; defaults {@link BYPASS_DEFAULTS}, merged once. `outWeights` / `outMask` reuse [B,T] buffers
- * for the returned `weights` / `mask`, as in {@link rolloutCorrection}. Throws what the inner pieces
- * throw (EMPTY_MASK, NON_FINITE, BAD_OPTION_VALUE, SHAPE_MISMATCH / BAD_ARGUMENT naming a wrong
- * buffer...) and UNKNOWN_MODE for an unknown loss type.
+ * for the returned `weights` / `mask`, as in {@link rolloutCorrection}; `out` reuses a [B,T] buffer
+ * for the returned `perTokenLoss`, passed to the inner vanilla or REINFORCE loss (either loss type).
+ * A buffer sharing memory with an input or with another of the three is BAD_ARGUMENT naming both,
+ * raised before anything is written. Throws what the inner pieces throw (EMPTY_MASK, NON_FINITE,
+ * BAD_OPTION_VALUE, SHAPE_MISMATCH / BAD_ARGUMENT naming a wrong buffer...) and UNKNOWN_MODE for an
+ * unknown loss type.
  */
 export function policyLossBypass(
   inputs: PolicyLossInputs,
@@ -71,7 +82,7 @@ export function policyLossBypass(
   options: BypassLossOptions = {},
 ): BypassLossResult {
   const { oldLogProb, logProb, advantages, responseMask } = inputs;
-  const { lossType, lossAggMode, is, rejection, vanilla, outWeights, outMask } = {
+  const { lossType, lossAggMode, is, rejection, vanilla, outWeights, outMask, out } = {
     ...BYPASS_DEFAULTS,
     ...options,
   };
@@ -85,10 +96,13 @@ export function policyLossBypass(
     );
   }
   // here, with this loss's names: rolloutCorrection sees log_prob as its old_log_prob, and cannot
-  // know that `advantages`, read after it wrote outMask, must not be overwritten either
+  // know that `advantages`, read after it wrote outMask, must not be overwritten either; `out` here
+  // too, before the correction writes outWeights/outMask (the inner loss sees corr.mask and names
+  // the rollout log-probs rollout_log_prob for reinforce)
   const named = { old_log_prob: oldLogProb, log_prob: logProb, advantages, response_mask: responseMask };
   checkOutNotAliased(outWeights, 'outWeights', named);
   checkOutNotAliased(outMask, 'outMask', { ...named, outWeights });
+  checkOutNotAliased(out, 'out', { ...named, outWeights, outMask });
   const corr = rolloutCorrection({ oldLogProb: logProb, rolloutLogProb: oldLogProb, responseMask }, shape, {
     is,
     rejection,
@@ -100,6 +114,7 @@ export function policyLossBypass(
       ? policyLossVanilla({ oldLogProb, logProb, advantages, responseMask: corr.mask }, shape, {
           ...vanilla,
           lossAggMode,
+          out,
         })
       : policyLossReinforce(
           { rolloutLogProb: oldLogProb, logProb, advantages, responseMask: corr.mask },
@@ -107,11 +122,13 @@ export function policyLossBypass(
           {
             lossAggMode,
             rolloutIsWeights: corr.weights,
+            out,
             ...(vanilla.agg ? { agg: vanilla.agg } : {}),
           },
         );
   return {
     loss: r.loss,
+    perTokenLoss: r.perTokenLoss,
     metrics: r.metrics,
     rolloutMetrics: corr.metrics,
     mask: corr.mask,

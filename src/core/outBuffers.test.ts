@@ -39,8 +39,8 @@ const rows = 4;
 const cols = 6;
 const n = rows * cols;
 const shape = { rows, cols };
-// Every shared input lives at the start of an ArrayBuffer with room after it for any output (two
-// outputs, up to a float32 and a float64 [B,T]), so that the aliasing tests can place an output inside or after the input.
+// Every shared input lives at the start of an ArrayBuffer with room after it for all the outputs of a
+// call (up to a float32 and a float64 [B,T], or three float32 [B,T]), so that the aliasing tests can place an output inside or after the input.
 const SLACK_BYTES = 16 * n + 64;
 function roomy<T extends Float32Array | Float64Array>(
   Type: { new (b: ArrayBuffer, o: number, l: number): T; BYTES_PER_ELEMENT: number },
@@ -365,10 +365,17 @@ const cases: Case[] = [
     outputs: [M],
     inputs: { old_log_prob: oldLogProb, rollout_log_prob: logProb, response_mask: responseMask },
   },
+  // both loss types: each passes `out` to its own inner loss (vanilla or REINFORCE)
   {
-    name: 'policyLossBypass',
+    name: 'policyLossBypass reinforce',
     call: (o) => policyLossBypass(policy, shape, { lossType: 'reinforce', ...correction, ...o }),
-    outputs: [W, M],
+    outputs: [A(perToken), W, M],
+    inputs: policyIn,
+  },
+  {
+    name: 'policyLossBypass ppo_clip',
+    call: (o) => policyLossBypass(policy, shape, { lossType: 'ppo_clip', ...correction, ...o }),
+    outputs: [A(perToken), W, M],
     inputs: policyIn,
   },
 ];
@@ -483,15 +490,18 @@ describe('out: a buffer sharing memory with an input or another output is refuse
       }
     });
     if (c.outputs.length > 1) {
-      it(`${c.name}: two outputs over the same memory are BAD_ARGUMENT naming both`, () => {
-        const [o1, o2] = c.outputs as [Output, Output];
-        const buffer = new ArrayBuffer(16 * n);
-        const err = expectLabError(
-          () => c.call({ [o1.option]: viewOf(o1, buffer, 0), [o2.option]: viewOf(o2, buffer, 8) }),
-          'BAD_ARGUMENT',
-          'shares memory with',
-        );
-        expect([err.details?.field, err.details?.input].sort()).toEqual([o1.option, o2.option].sort());
+      it(`${c.name}: two outputs over the same memory are BAD_ARGUMENT naming both (every pair)`, () => {
+        c.outputs.forEach((o1, k) => {
+          for (const o2 of c.outputs.slice(k + 1)) {
+            const buffer = new ArrayBuffer(16 * n);
+            const err = expectLabError(
+              () => c.call({ [o1.option]: viewOf(o1, buffer, 0), [o2.option]: viewOf(o2, buffer, 8) }),
+              'BAD_ARGUMENT',
+              'shares memory with',
+            );
+            expect([err.details?.field, err.details?.input].sort()).toEqual([o1.option, o2.option].sort());
+          }
+        });
       });
     }
     it(`${c.name}: outputs in an input's ArrayBuffer right after it are accepted, same bits`, () => {
