@@ -2,30 +2,51 @@
  * `npm run bench`: runs every `bench/*.bench.ts` (each exports `run(): Promise<BenchRow[]>`),
  * prints one table and writes `bench/results.json`. Never part of `npm test`.
  * Ratios are measured in the same run as their floor (the machine is shared and noisy).
+ *
+ * `npx tsx bench/run.ts GROUP` runs only the bench files whose name contains GROUP and replaces only
+ * those groups' rows in `bench/results.json`, keeping the other groups' rows and dates (the format and
+ * the merge are in bench/results.ts); a GROUP that every file name contains is a full run. A GROUP
+ * that matches no file exits with code 2 and lists the groups.
  */
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { table } from '../src/report/text.js';
+import {
+  BENCH_SUFFIX,
+  type BenchResults,
+  type BenchRow,
+  benchGroups,
+  mergeResults,
+  parseResults,
+  selectGroups,
+  unknownGroupMessage,
+} from './results.js';
 
-export interface BenchRow {
-  group: string;
-  name: string;
-  /** Median wall time of one call, milliseconds. */
-  ms: number;
-  /** The floor this row is compared with (e.g. a typed-array copy of the same bytes), ms. */
-  floor_ms?: number;
-  ratio?: number;
-  note?: string;
-}
+export type { BenchRow } from './results.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const resultsPath = join(here, 'results.json');
 const only = process.argv[2];
-const files = (await readdir(here))
-  .filter((f) => f.endsWith('.bench.ts') && (!only || f.includes(only)))
-  .sort();
+const available = benchGroups(await readdir(here));
+const groups = selectGroups(available, only);
+if (only !== undefined && groups.length === 0) {
+  process.stderr.write(unknownGroupMessage(only, available));
+  process.exit(2);
+}
+const full = groups.length === available.length;
+// A partial run merges into the existing file: read (and validate) it before spending time on benches.
+let previous: BenchResults | undefined;
+if (!full) {
+  const text = await readFile(resultsPath, 'utf8').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return undefined;
+    throw e;
+  });
+  if (text !== undefined) previous = parseResults(JSON.parse(text));
+}
 const rows: BenchRow[] = [];
-for (const f of files) {
+for (const g of groups) {
+  const f = `${g}${BENCH_SUFFIX}`;
   process.stderr.write(`bench: ${f}\n`);
   const mod = (await import(pathToFileURL(join(here, f)).href)) as { run: () => Promise<BenchRow[]> };
   rows.push(...(await mod.run()));
@@ -41,8 +62,16 @@ const body = rows.map((r) => [
   r.note ?? '',
 ]);
 console.log(table(header, body)); // every cell is text: left-aligned columns
-await writeFile(
-  join(here, 'results.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rows }, null, 2)}\n`,
+const results = mergeResults(previous, {
+  groups,
+  rows,
+  date: new Date().toISOString(),
+  node: process.version,
+  full,
+});
+await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+const keptGroups = Object.keys(results.groups).filter((g) => !groups.includes(g));
+console.log(
+  `\nwrote ${join('bench', 'results.json')}` +
+    (full ? '' : ` (rows of ${groups.join(', ')} replaced; kept ${keptGroups.join(', ') || 'none'})`),
 );
-console.log(`\nwrote ${join('bench', 'results.json')}`);

@@ -13,6 +13,8 @@
  * Pure functions of (markdown, file reader): no clock, no randomness, so the output is stable.
  */
 
+import { parseResults, resultsNote } from '../bench/results.js';
+
 /** One generated region as found in a markdown file. */
 export interface Region {
   name: string;
@@ -165,14 +167,15 @@ const named: Record<string, (record: Row, source: string) => string> = {
       s,
       'ratio_by_lag',
     ),
-  /** bench/results.json: one line per benchmark, time, floor and their ratio (measured in one run). */
+  /**
+   * bench/results.json: one line per benchmark, time, floor and their ratio (each pair measured in one
+   * run), after a line saying when the full run was and which groups were rerun alone since.
+   */
   'bench-results': (r, s) => {
-    const rows = r.rows;
-    if (!Array.isArray(rows)) throw new Error(`${s}: rows is missing`);
-    const when = `Run of ${formatNumber(r.date)} on Node ${formatNumber(r.node)}.\n\n`;
-    return `${when}${markdownTable(
+    const results = parseResults(r, s);
+    return `${resultsNote(results)}\n\n${markdownTable(
       ['group', 'benchmark', 'ms', 'floor ms', 'ratio', 'note'],
-      (rows as Row[]).map((b) => [
+      (results.rows as unknown as Row[]).map((b) => [
         formatNumber(b.group),
         formatNumber(b.name),
         typeof b.ms === 'number' ? b.ms.toFixed(1) : '-',
