@@ -3,14 +3,14 @@
 // record is the serial one, byte for byte except its timing fields, and a failure names the same seed
 // as a serial run.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSeedPool } from '../src/cli/seedPool.js';
 import { agent } from '../src/experiments/agent.js';
-import { curvesToBand } from '../src/experiments/multiSeed.js';
+import { curvesToBand, type SeedOutcome } from '../src/experiments/multiSeed.js';
 import { defaultConfig } from '../src/experiments/options.js';
 import { curveBands } from '../src/experiments/seedStatistics.js';
 import type { Experiment, JsonValue } from '../src/experiments/types.js';
@@ -111,10 +111,28 @@ describe('the seed pool (this thread and built workers)', () => {
   const workerUrl = () => pathToFileURL(resolve(dist, 'cli', 'seedWorker.mjs'));
   const config = { ...defaultConfig(agent), updates: 15, eval_tasks: 40 } as Record<string, JsonValue>;
 
+  /**
+   * The agent experiment whose run number `held` on this thread (0: its first) waits until a worker
+   * has finished a task (`byWorkers()` above 0): so a worker certainly runs seeds in the test, whatever
+   * the machine's speed. Gives up waiting after 60 s (the test then fails on its own assertions).
+   */
+  const heldUntilAWorkerFinishes = (byWorkers: () => number, held = 0) => {
+    let ownRuns = 0;
+    return {
+      ...agent,
+      async run(cfg: never, ctx: Parameters<typeof agent.run>[1]) {
+        for (let t = 0; ownRuns === held && byWorkers() === 0 && t < 6000; t++)
+          await new Promise((r) => setTimeout(r, 10));
+        ownRuns++;
+        return agent.run(cfg, ctx);
+      },
+    } as unknown as Experiment;
+  };
+
   it('runs every task once, records as on this thread, progress rising to the total', async () => {
     const pool = startSeedPool(workerUrl(), 'agent', 2);
     try {
-      const runner = pool.runner(agent as Experiment);
+      const runner = pool.runner(heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers));
       expect(runner.jobs).toBe(3);
       const tasks = [4, 9, 1, 7, 2, 8, 3].map((seed) => ({ config, seed }));
       const progress: number[] = [];
@@ -129,6 +147,7 @@ describe('the seed pool (this thread and built workers)', () => {
         if (o?.ok) expect({ ...o.record, timing: null }).toEqual({ ...here, timing: null });
       }
       expect(progress.at(-1)).toBe(tasks.length);
+      expect(pool.stats().itemsByWorkers).toBeGreaterThan(0);
       for (let k = 1; k < progress.length; k++)
         expect(progress[k]).toBeGreaterThanOrEqual(progress[k - 1] as number);
       // the curve bands across those seeds, shared out: the ones computed here
@@ -146,6 +165,73 @@ describe('the seed pool (this thread and built workers)', () => {
       await pool.close();
     }
   }, 120_000);
+
+  /** What `agent.run` gives for each of `seeds` on this thread (timing aside). */
+  const serialRecords = async (seeds: number[]) =>
+    Promise.all(
+      seeds.map(async (seed) => ({ ...(await agent.run(config as never, { seed })), timing: null })),
+    );
+  const recordsOf = (outcomes: readonly (SeedOutcome | undefined)[]) =>
+    outcomes.map((o) => (o?.ok ? { ...o.record, timing: null } : o));
+
+  it('without --jobs, a run whose pace says workers do not pay starts none', async () => {
+    const asked: [number, number][] = [];
+    const pool = startSeedPool(workerUrl(), 'agent', 1, (remaining, paceMs) => {
+      asked.push([remaining, paceMs]);
+      return false;
+    });
+    try {
+      const seeds = [3, 1, 4, 5];
+      const runner = pool.runner(agent as Experiment);
+      const outcomes = await runner.runAll(seeds.map((seed) => ({ config, seed })));
+      expect(pool.stats().workersStarted).toBe(0);
+      expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
+      // asked after every seed of this thread, with the seeds left and a pace
+      expect(asked.map(([remaining]) => remaining)).toEqual([3, 2, 1, 0]);
+      for (const [, pace] of asked) expect(pace).toBeGreaterThan(0);
+      // the bands too stay on this thread
+      const items = curvesToBand(outcomes.map((o) => (o?.ok ? o.record : (null as never))));
+      expect(await runner.bandAll?.(items)).toEqual(items.map((it) => curveBands(it.series, it.key)));
+      expect(pool.stats().workersStarted).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
+  it('without --jobs, workers started mid-run (once they pay) give the serial records', async () => {
+    const pool = startSeedPool(workerUrl(), 'agent', 1, () => true);
+    try {
+      const seeds = [4, 14, 2, 16, 5, 12];
+      // started after this thread's first seed; its second waits for the worker's first
+      const held = heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers, 1);
+      const outcomes = await pool.runner(held).runAll(seeds.map((seed) => ({ config, seed })));
+      expect(pool.stats().workersStarted).toBe(1);
+      expect(pool.stats().itemsByWorkers).toBeGreaterThan(0);
+      expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
+  it('does not wait for a worker that claimed nothing (one that never answers, here)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'labs-silent-worker-'));
+    const silent = join(dir, 'silent.mjs');
+    // listens, so it stays alive, and never replies: the main thread must not wait for its 'done'
+    writeFileSync(
+      silent,
+      "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => {});\n",
+    );
+    const pool = startSeedPool(pathToFileURL(silent), 'agent', 1);
+    try {
+      const outcomes = await pool
+        .runner(agent as Experiment)
+        .runAll([1, 2].map((seed) => ({ config, seed })));
+      expect(recordsOf(outcomes)).toEqual(await serialRecords([1, 2]));
+    } finally {
+      await pool.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('a worker that cannot load its experiment leaves the seeds to this thread', async () => {
     const pool = startSeedPool(workerUrl(), 'no-such-experiment', 1);

@@ -70,6 +70,16 @@ describe('parseCli', () => {
     });
   });
 
+  it('--jobs: the number of cores unless given; says whether it was given', () => {
+    const byDefault = parseCli(['run', '-e', 'agent', '--seeds', '1..4']);
+    expect(byDefault).toMatchObject({ jobsGiven: false });
+    expect((byDefault as { jobs: number }).jobs).toBeGreaterThanOrEqual(1);
+    expect(parseCli(['run', '-e', 'agent', '--seeds', '1..4', '--jobs', '3'])).toMatchObject({
+      jobs: 3,
+      jobsGiven: true,
+    });
+  });
+
   it('rejects unknown commands and options with BAD_CLI and names them', () => {
     const e1 = cliError(['frobnicate']);
     expect(e1.code).toBe('BAD_CLI');

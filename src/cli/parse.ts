@@ -85,8 +85,13 @@ export type ParsedCli =
       /** HTML report path; '' means report.html next to the record; null means none. */
       html: string | null;
       progress: boolean;
-      /** Worker threads for `--seeds` (1 = serial on the main thread); default os.availableParallelism(). */
+      /** Threads for `--seeds`/`--sweep` (1 = serial on the main thread); default os.availableParallelism(). */
       jobs: number;
+      /**
+       * Whether `--jobs` was given: its workers then start at once; by default they start only once
+       * the run's pace shows they pay (src/cli/seedPool.ts).
+       */
+      jobsGiven: boolean;
       debug: boolean;
     }
   | { command: 'conformance'; file: string; json: boolean; debug: boolean }
@@ -218,7 +223,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--no-progress', 'never show a progress bar')
     .option(
       '--jobs <n>',
-      'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores)',
+      'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
     )
     .action(
       (
@@ -265,6 +270,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
           progress: o.progress,
           jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
+          jobsGiven: o.jobs !== undefined,
           debug: debugOf(),
         });
       },

@@ -8,10 +8,16 @@
  * the experiment's modules and zod, its own JIT warm-up), so
  * - the main thread, which has loaded and warmed nothing less, runs seeds too: `--jobs 2` starts one
  *   worker, not two;
- * - the workers are started (see {@link openSeedPool}) before the main thread loads the experiment
- *   and validates the options, so their start overlaps that work;
+ * - with `--jobs N` the workers are started (see {@link openSeedPool}) before the main thread loads
+ *   the experiment and validates the options, so their start overlaps that work; without `--jobs`
+ *   they start only once the main thread's pace shows that they pay ({@link worthStartingWorkers}):
+ *   a few short seeds would otherwise run slower than serially, the worker's start taking the second
+ *   core from the main thread's JIT and GC for a seed or two it finishes late, if at all;
  * - every thread claims its next seed from a shared atomic counter ({@link SeedQueue}), so no thread
- *   waits for the main thread's event loop and the last seeds go to whichever thread is free.
+ *   waits for the main thread's event loop and the last seeds go to whichever thread is free; a
+ *   worker claims a seed only if it would finish it before the main thread could
+ *   ({@link SeedQueue.claimForWorker}), and the main thread never waits for a worker that claimed
+ *   nothing (still loading, say).
  *
  * The workers load the built `seedWorker.mjs` next to the running CLI. Run from source (tsx), there is
  * no such file (tsx's loader does not reach worker threads on Node 20), and the seeds run serially on
@@ -25,7 +31,7 @@ import { LabError, type LabErrorCode } from '../core/errors.js';
 import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
 import { curveBands } from '../experiments/seedStatistics.js';
 import type { Experiment, JsonValue, RunRecord } from '../experiments/types.js';
-import { SeedQueue } from './seedQueue.js';
+import { COLD_SEED_FACTOR, SeedQueue, worthStartingWorkers } from './seedQueue.js';
 
 /** What every worker is started with: the experiment it loads at once. */
 export interface SeedWorkerData {
@@ -34,16 +40,13 @@ export interface SeedWorkerData {
 
 /**
  * One share-out sent to a worker, with the shared counter over its items: the seeds of `runAll`
- * (config by index), or the curves of `bandAll`.
+ * (config by index), or the curves of `bandAll`. `id` tags the worker's replies: a worker may still
+ * answer a job the main thread no longer waits for (it claimed nothing) when the next one is sent.
  */
-export type SeedJob =
-  | {
-      kind: 'seeds';
-      configs: Record<string, JsonValue>[];
-      tasks: { config: number; seed: number }[];
-      queue: SharedArrayBuffer;
-    }
-  | { kind: 'bands'; items: CurveItem[]; queue: SharedArrayBuffer };
+export type SeedJob = { id: number; queue: SharedArrayBuffer } & (
+  | { kind: 'seeds'; configs: Record<string, JsonValue>[]; tasks: { config: number; seed: number }[] }
+  | { kind: 'bands'; items: CurveItem[] }
+);
 
 /** An error as plain data (a LabError's code, message and details; any other error's message and stack). */
 export interface PlainError {
@@ -54,12 +57,16 @@ export interface PlainError {
   stack?: string | undefined;
 }
 
-/** What a worker posts: a finished item, or that it claims no more items (and whether it could load at all). */
-export type SeedReply =
+/**
+ * What a worker posts for job `job`: a finished item, or that it claims no more items (and whether it
+ * could load at all).
+ */
+export type SeedReply = { job: number } & (
   | { type: 'record'; index: number; record: RunRecord }
   | { type: 'band'; index: number; band: CurveBand }
   | { type: 'error'; index: number; error: PlainError }
-  | { type: 'done'; loadError?: PlainError };
+  | { type: 'done'; loadError?: PlainError }
+);
 
 /** The built worker next to this module (dist/cli/seedWorker.mjs), or null when running from source. */
 export function seedWorkerUrl(): URL | null {
@@ -83,87 +90,167 @@ function rebuild(error: PlainError): Error {
 export interface SeedPool {
   /** The {@link SeedRunner} over the workers and this thread (which runs `experiment`). */
   runner(experiment: Experiment): SeedRunner;
+  /**
+   * Worker threads started so far (0 until they pay, without `--jobs`) and the items (seeds, curve
+   * bands) they have finished.
+   */
+  stats(): { workersStarted: number; itemsByWorkers: number };
   close(): Promise<void>;
 }
 
 /**
- * Starts the workers of `--jobs jobs` for `tasks` runs of experiment `name` (the main thread is one
- * of the `jobs` threads), or returns null when there is nothing to share (jobs or tasks <= 1) or no
- * built worker (running from source). Call it before loading the experiment on this thread, so the
- * workers load theirs meanwhile.
+ * The workers of `--jobs jobs` for `tasks` runs of experiment `name` (the main thread is one of the
+ * `jobs` threads), or null when there is nothing to share (jobs or tasks <= 1) or no built worker
+ * (running from source). With `startNow` (`--jobs` given) they start at once: call this before
+ * loading the experiment on this thread, so the workers load theirs meanwhile. Without it (the
+ * default `--jobs`) they start during a run, once {@link worthStartingWorkers} says they pay.
  */
-export function openSeedPool(name: string, jobs: number, tasks: number): SeedPool | null {
+export function openSeedPool(name: string, jobs: number, tasks: number, startNow: boolean): SeedPool | null {
   const workers = Math.min(jobs, tasks) - 1;
   if (workers < 1) return null;
   const url = seedWorkerUrl();
-  return url ? startSeedPool(url, name, workers) : null;
+  return url ? startSeedPool(url, name, workers, startNow ? 'now' : worthStartingWorkers) : null;
 }
 
-/** `workers` worker threads loading experiment `name` from `workerUrl` (see {@link openSeedPool}). */
-export function startSeedPool(workerUrl: URL, name: string, workers: number): SeedPool {
-  // Loaded here, not at import: node:worker_threads pulls in about fifteen of Node's own modules
-  // (net, child_process, ...), a few ms of every single-seed `labs run` that never starts a worker.
-  const { Worker } = createRequire(import.meta.url)(
-    'node:worker_threads',
-  ) as typeof import('node:worker_threads');
+/**
+ * When a pool's workers start: `'now'`, or during `runAll`, after one of this thread's seeds, once
+ * `worth(unclaimed tasks, pace)` is true; the pace is that seed's wall ms, the first seed's divided
+ * by {@link COLD_SEED_FACTOR} (it runs JIT-cold).
+ */
+export type WorkerStart = 'now' | ((remaining: number, paceMs: number) => boolean);
+
+type WorkerEnd = { loadError?: Error; died?: Error };
+/** A {@link SeedJob} before the pool tags it with its id. */
+type UntaggedJob = SeedJob extends infer J ? (J extends unknown ? Omit<J, 'id'> : never) : never;
+
+/**
+ * `workers` worker threads loading experiment `name` from `workerUrl`, started as `when` says
+ * (see {@link openSeedPool}).
+ */
+export function startSeedPool(
+  workerUrl: URL,
+  name: string,
+  workers: number,
+  when: WorkerStart = 'now',
+): SeedPool {
   const all: Worker[] = [];
   const dead = new Map<Worker, Error>();
-  for (let i = 0; i < workers; i++) {
-    const w = new Worker(workerUrl, { workerData: { experiment: name } satisfies SeedWorkerData });
-    // Idle workers must not keep the process alive; a worker that dies outside a run is noted.
-    w.unref();
-    w.on('exit', (code) => {
-      if (!dead.has(w)) dead.set(w, new Error(`a worker thread exited with code ${code}`));
+  /** Jobs each worker is still answering: it keeps the process alive while it has any. */
+  const busy = new Map<Worker, number>();
+  const start = () => {
+    // Loaded here, not at import: node:worker_threads pulls in about fifteen of Node's own modules
+    // (net, child_process, ...), a few ms of every single-seed `labs run` that never starts a worker.
+    const { Worker } = createRequire(import.meta.url)(
+      'node:worker_threads',
+    ) as typeof import('node:worker_threads');
+    for (let i = 0; i < workers; i++) {
+      const w = new Worker(workerUrl, { workerData: { experiment: name } satisfies SeedWorkerData });
+      // Idle workers must not keep the process alive; a worker that dies outside a run is noted.
+      w.unref();
+      w.on('exit', (code) => {
+        if (!dead.has(w)) dead.set(w, new Error(`a worker thread exited with code ${code}`));
+      });
+      w.on('error', (e) => dead.set(w, e));
+      all.push(w);
+    }
+  };
+  if (when === 'now') start();
+  let jobsSent = 0;
+  let itemsByWorkers = 0;
+
+  /** Sends `job` to `w`; resolves when `w` says it is done with it, or dies. */
+  const drive = (
+    w: Worker,
+    job: SeedJob,
+    onReply: (reply: Exclude<SeedReply, { type: 'done' }>) => void,
+    queue: SeedQueue,
+  ) =>
+    new Promise<WorkerEnd>((resolve) => {
+      const onMessage = (reply: SeedReply) => {
+        if (reply.job !== job.id) return;
+        if (reply.type !== 'done') {
+          onReply(reply);
+          return;
+        }
+        cleanup();
+        resolve(reply.loadError ? { loadError: rebuild(reply.loadError) } : {});
+      };
+      const onDeath = (e: unknown) => {
+        cleanup();
+        queue.stop();
+        resolve({ died: e instanceof Error ? e : new Error(`a worker thread exited with code ${e}`) });
+      };
+      const cleanup = () => {
+        w.off('message', onMessage);
+        w.off('error', onDeath);
+        w.off('exit', onDeath);
+        const left = (busy.get(w) ?? 1) - 1;
+        busy.set(w, left);
+        if (left === 0) w.unref();
+      };
+      busy.set(w, (busy.get(w) ?? 0) + 1);
+      w.ref();
+      w.on('message', onMessage);
+      w.on('error', onDeath);
+      w.on('exit', onDeath);
+      w.postMessage(job);
     });
-    w.on('error', (e) => dead.set(w, e));
-    all.push(w);
-  }
 
   /**
-   * Sends `job` to every live worker and runs `here(i)` on this thread for every item it claims
-   * itself, until no item is left; `onReply` gets each worker's finished item. Resolves once every
-   * worker has said it is done (or died: the queue is then stopped), with what went wrong in them.
+   * Sends `job` to every live worker (to workers started meanwhile too, when `mayStart`) and runs
+   * `here(i)` on this thread for every item it claims itself, until no item is left; `onReply` gets
+   * each worker's finished item. Resolves once every claimed item is in, with what went wrong in the
+   * workers that had to be waited for (a worker that claimed nothing is not waited for), or once
+   * every worker has said it is done or died (the queue is then stopped).
    */
   const shareOut = async (
-    job: SeedJob,
+    job: UntaggedJob,
     queue: SeedQueue,
     onReply: (reply: Exclude<SeedReply, { type: 'done' }>) => void,
     here: (i: number) => Promise<boolean>,
-  ): Promise<{ loadError?: Error; died?: Error }[]> => {
-    const driven = all
-      .filter((w) => !dead.has(w))
-      .map(
-        (w) =>
-          new Promise<{ loadError?: Error; died?: Error }>((resolve) => {
-            const onMessage = (reply: SeedReply) => {
-              if (reply.type !== 'done') {
-                onReply(reply);
-                return;
-              }
-              cleanup();
-              resolve(reply.loadError ? { loadError: rebuild(reply.loadError) } : {});
-            };
-            const onDeath = (e: unknown) => {
-              cleanup();
-              queue.stop();
-              resolve({ died: e instanceof Error ? e : new Error(`a worker thread exited with code ${e}`) });
-            };
-            const cleanup = () => {
-              w.off('message', onMessage);
-              w.off('error', onDeath);
-              w.off('exit', onDeath);
-              w.unref();
-            };
-            w.ref();
-            w.on('message', onMessage);
-            w.on('error', onDeath);
-            w.on('exit', onDeath);
-            w.postMessage(job);
-          }),
-      );
-    // This thread's share: the same claiming loop as a worker's (seedWorker.ts).
-    for (let i = queue.claim(); i >= 0; i = queue.claim()) queue.finish(!(await here(i)));
-    return Promise.all(driven);
+    mayStart: boolean,
+  ): Promise<WorkerEnd[]> => {
+    const tagged: SeedJob = { ...job, id: ++jobsSent };
+    let received = 0;
+    let allIn: (() => void) | undefined;
+    const count = () => {
+      received++;
+      if (allIn && received >= queue.claimed()) allIn();
+    };
+    const ends: Promise<WorkerEnd>[] = [];
+    const counted = (reply: Exclude<SeedReply, { type: 'done' }>) => {
+      onReply(reply);
+      itemsByWorkers++;
+      count();
+    };
+    const sendToWorkers = () => {
+      for (const w of all) if (!dead.has(w)) ends.push(drive(w, tagged, counted, queue));
+    };
+    sendToWorkers();
+    // This thread's share: the same claiming loop as a worker's (seedWorker.ts), timed for the
+    // workers' claims and for the decision to start them.
+    let mine = 0;
+    for (let i = queue.claim(); i >= 0; i = queue.claim()) {
+      const t0 = performance.now();
+      const ok = await here(i);
+      queue.finish(!ok);
+      const ms = performance.now() - t0;
+      queue.publishPace(ms);
+      count();
+      if (mayStart && when !== 'now' && all.length === 0) {
+        // The first seed runs JIT-cold: it counts as COLD_SEED_FACTOR warm ones.
+        const pace = ++mine === 1 ? ms / COLD_SEED_FACTOR : ms;
+        if (when(queue.total - queue.claimed(), pace)) {
+          start();
+          sendToWorkers();
+        }
+      }
+    }
+    if (received >= queue.claimed()) return [];
+    const everyItem = new Promise<null>((resolve) => {
+      allIn = () => resolve(null);
+    });
+    return (await Promise.race([Promise.all(ends), everyItem])) ?? [];
   };
 
   return {
@@ -177,7 +264,7 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
           const report = (extra = 0) => onFinished?.(Math.min(n, queue.finished() + extra), n);
           const configs: Record<string, JsonValue>[] = [];
           const configIndex = new Map<Record<string, JsonValue>, number>();
-          const job: SeedJob = {
+          const job: UntaggedJob = {
             kind: 'seeds',
             configs,
             tasks: tasks.map((t) => {
@@ -214,6 +301,7 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
                 report(1);
               }
             },
+            true,
           );
           report();
           // A task claimed by a worker that died has no outcome: it fails with the worker's death.
@@ -253,6 +341,7 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
               bands[i] = curveBands(item.series, item.key);
               return true;
             },
+            false,
           );
           if (failure) throw failure;
           // A worker that died mid-curve left a hole: this thread computes what is missing.
@@ -263,6 +352,7 @@ export function startSeedPool(workerUrl: URL, name: string, workers: number): Se
         },
       };
     },
+    stats: () => ({ workersStarted: all.length, itemsByWorkers }),
     async close() {
       await Promise.all(all.map((w) => w.terminate()));
     },

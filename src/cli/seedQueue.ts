@@ -1,5 +1,5 @@
 /**
- * The task counter the `--jobs` threads share (a SharedArrayBuffer of three int32s): every thread,
+ * The task counter the `--jobs` threads share (a SharedArrayBuffer of four int32s): every thread,
  * the main one included, claims its next task itself with one atomic add, so an idle thread never
  * waits for the main thread's event loop (which is busy while the main thread runs a seed of its
  * own), tasks are claimed in list order, and the tail is balanced: whoever is free takes the next.
@@ -11,6 +11,9 @@ const NEXT = 0;
 const STOP = 1;
 /** Tasks finished (succeeded or failed), for the progress bar. */
 const FINISHED = 2;
+/** The main thread's last task, microseconds (0 until it has finished one): its pace. */
+const PACE = 3;
+const CELLS = 4;
 
 /** A view of the shared counter; `buffer` is what is sent to the workers. */
 export class SeedQueue {
@@ -20,7 +23,7 @@ export class SeedQueue {
   /** A fresh counter over `total` tasks, or a view of an existing `buffer` (in a worker). */
   constructor(
     readonly total: number,
-    buffer: SharedArrayBuffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT),
+    buffer: SharedArrayBuffer = new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT),
   ) {
     this.buffer = buffer;
     this.cells = new Int32Array(buffer);
@@ -31,6 +34,35 @@ export class SeedQueue {
     if (Atomics.load(this.cells, STOP) !== 0) return -1;
     const i = Atomics.add(this.cells, NEXT, 1);
     return i < this.total ? i : -1;
+  }
+
+  /**
+   * The next task's index for a worker thread that expects to take `expectedMs` over it, or -1 when
+   * none is left, a task failed, or the main thread would be through every unclaimed task before the
+   * worker finished this one: (unclaimed tasks) x (main thread's pace) < `expectedMs`. A worker's
+   * first task runs JIT-cold, so a late-started worker that took the last seed of a short run would
+   * make everyone wait for it (docs/bench-startup.md, "Few seeds"). Until the main thread has
+   * published a pace (see {@link publishPace}), the worker claims as {@link claim} does.
+   */
+  claimForWorker(expectedMs: number): number {
+    for (;;) {
+      if (Atomics.load(this.cells, STOP) !== 0) return -1;
+      const next = Atomics.load(this.cells, NEXT);
+      if (next >= this.total) return -1;
+      const pace = this.pace();
+      if (pace > 0 && (this.total - next) * pace < expectedMs) return -1;
+      if (Atomics.compareExchange(this.cells, NEXT, next, next + 1) === next) return next;
+    }
+  }
+
+  /** The main thread's time for the task it just finished (ms): what {@link claimForWorker} weighs. */
+  publishPace(ms: number): void {
+    Atomics.store(this.cells, PACE, Math.max(1, Math.min(2 ** 31 - 1, Math.round(ms * 1000))));
+  }
+
+  /** The main thread's last published task time, ms (0: none yet). */
+  pace(): number {
+    return Atomics.load(this.cells, PACE) / 1000;
   }
 
   /** Marks task done; `failed` stops further claims. */
@@ -53,4 +85,27 @@ export class SeedQueue {
   claimed(): number {
     return Math.min(this.total, Atomics.load(this.cells, NEXT));
   }
+}
+
+/**
+ * Wall ms from `new Worker` to a worker ready to claim a seed: the thread, the experiment's modules
+ * and zod (100-150 ms on an idle 2-core machine, up to ~250 ms on a busy one; docs/bench-startup.md).
+ */
+export const WORKER_START_MS = 150;
+
+/**
+ * A worker's first seed runs JIT-cold: about this many times the main thread's warm seed (the agent
+ * experiment's first seed ~3.5x, mask's ~1.8x). What a worker expects of its first claim.
+ */
+export const COLD_SEED_FACTOR = 3;
+
+/**
+ * Whether starting workers now pays, with `remaining` unclaimed tasks and the main thread taking
+ * `paceMs` each: only if the main thread alone would still be busy for twice what a worker needs to
+ * become useful (its start plus one cold seed). Twice, because a starting worker also takes the
+ * second core from the main thread's own JIT compiler and garbage collector, which slows it.
+ * Used when `--jobs` is not given: a few short seeds then run on the main thread alone.
+ */
+export function worthStartingWorkers(remaining: number, paceMs: number): boolean {
+  return remaining * paceMs >= 2 * (WORKER_START_MS + COLD_SEED_FACTOR * paceMs);
 }

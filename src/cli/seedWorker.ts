@@ -4,8 +4,9 @@
  * counter and the curve-band statistics, never the CLI's grammar, reports or DuckDB. It starts
  * loading the experiment at once (while the main thread is still validating the options); for each
  * job it is sent (seeds to run, or curves to band across seeds), it claims items from the shared
- * counter until none is left, posting each result, or the error as plain data, as soon as it is
- * done, then posts 'done'.
+ * counter until none is left (a seed only while it would finish it before the main thread could:
+ * {@link SeedQueue.claimForWorker}), posting each result, or the error as plain data, as soon as it
+ * is done, then posts 'done'. Every reply carries the job's id.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { isLabError } from '../core/errors.js';
@@ -14,11 +15,13 @@ import { loadExperiment } from '../experiments/registry.js';
 import { curveBands } from '../experiments/seedStatistics.js';
 import type { Experiment, JsonValue } from '../experiments/types.js';
 import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.js';
-import { SeedQueue } from './seedQueue.js';
+import { COLD_SEED_FACTOR, SeedQueue } from './seedQueue.js';
 
 const port = parentPort;
 if (!port) throw new Error('seedWorker.mjs runs only as a worker thread');
 const post = (reply: SeedReply) => port.postMessage(reply);
+/** This thread's last seed, wall ms (0 until it has run one: its first is JIT-cold). */
+let lastSeedMs = 0;
 
 function plain(e: unknown): PlainError {
   return isLabError(e)
@@ -34,7 +37,7 @@ port.on('message', async (job: SeedJob) => {
   try {
     experiment = await loading;
   } catch (e) {
-    post({ type: 'done', loadError: plain(e) });
+    post({ job: job.id, type: 'done', loadError: plain(e) });
     return;
   }
   if (job.kind === 'bands') {
@@ -45,29 +48,32 @@ port.on('message', async (job: SeedJob) => {
       try {
         const band = curveBands(item.series, item.key);
         queue.finish(false);
-        post({ type: 'band', index: i, band });
+        post({ job: job.id, type: 'band', index: i, band });
       } catch (e) {
         queue.finish(true);
-        post({ type: 'error', index: i, error: plain(e) });
+        post({ job: job.id, type: 'error', index: i, error: plain(e) });
       }
     }
-    post({ type: 'done' });
+    post({ job: job.id, type: 'done' });
     return;
   }
   const queue = new SeedQueue(job.tasks.length, job.queue);
-  for (let i = queue.claim(); i >= 0; i = queue.claim()) {
+  const expectedMs = () => (lastSeedMs > 0 ? lastSeedMs : COLD_SEED_FACTOR * queue.pace());
+  for (let i = queue.claimForWorker(expectedMs()); i >= 0; i = queue.claimForWorker(expectedMs())) {
     const task = job.tasks[i] as { config: number; seed: number };
+    const t0 = performance.now();
     try {
       const record = await experiment.run(job.configs[task.config] as Record<string, JsonValue>, {
         seed: task.seed,
       });
+      lastSeedMs = performance.now() - t0;
       // counted before it is posted, so the main thread's progress never lags the records it has
       queue.finish(false);
-      post({ type: 'record', index: i, record });
+      post({ job: job.id, type: 'record', index: i, record });
     } catch (e) {
       queue.finish(true);
-      post({ type: 'error', index: i, error: plain(e) });
+      post({ job: job.id, type: 'error', index: i, error: plain(e) });
     }
   }
-  post({ type: 'done' });
+  post({ job: job.id, type: 'done' });
 });

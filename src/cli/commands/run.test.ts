@@ -19,6 +19,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   html: null,
   progress: false,
   jobs: 1,
+  jobsGiven: true,
   debug: false,
 };
 

@@ -50,9 +50,10 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
-  // The --jobs workers start first: they load the experiment while this thread loads and validates.
+  // Workers of a given --jobs start first: they load the experiment while this thread loads and
+  // validates. By default they start later, if the seeds' pace shows they pay.
   const tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
-  const pool = p.multi ? openSeedPool(p.experiment, p.jobs, tasks) : null;
+  const pool = p.multi ? openSeedPool(p.experiment, p.jobs, tasks, p.jobsGiven) : null;
   try {
     if (p.sweep) return await (await import('./sweep.js')).sweepCommand(p, p.sweep, pool);
     return await runExperiment(p, pool);

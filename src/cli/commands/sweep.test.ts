@@ -22,6 +22,7 @@ describe('labs run --sweep', () => {
       html: '',
       progress: false,
       jobs: 1,
+      jobsGiven: true,
       debug: false,
     };
     const out: string[] = [];
