@@ -4,7 +4,7 @@
  * (Linux; clock ticks of 10 ms). On a shared, loaded machine wall time includes waiting for a core;
  * CPU time does not, so both are reported.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -41,6 +41,33 @@ export function timeNode(
   const cpuMs = childrenCpuMs() - cpu0;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return { wallMs, cpuMs, stderr: r.stderr };
+}
+
+/**
+ * Runs `node ...args` for every entry of `argsList` at the same time and waits for all: the wall time
+ * until the last one exits, and the CPU time all of them used. Throws if any exits non-zero.
+ */
+export async function timeNodesTogether(argsList: readonly (readonly string[])[]): Promise<ChildTiming> {
+  const cpu0 = childrenCpuMs();
+  const t0 = performance.now();
+  await Promise.all(
+    argsList.map(
+      (args) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+          let stderr = '';
+          child.stderr.on('data', (d) => {
+            stderr += d;
+          });
+          child.on('error', reject);
+          child.on('close', (code) =>
+            code === 0 ? resolve() : reject(new Error(`node ${args.join(' ')} exited ${code}: ${stderr}`)),
+          );
+        }),
+    ),
+  );
+  const wallMs = performance.now() - t0;
+  return { wallMs, cpuMs: childrenCpuMs() - cpu0 };
 }
 
 /** The built CLI (`npm run build` first) in `dist` (default: LABS_BENCH_DIST, else dist/). */

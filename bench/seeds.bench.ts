@@ -11,10 +11,15 @@
  * own cost (a worker loads the experiment and warms its JIT) and, on a shared machine, whether the
  * wall time was waiting for cores.
  *
- * The ceiling row measures, in the same run, what two threads can gain at all on this machine at that
- * moment: two units of a pure arithmetic loop on one thread vs one unit on each of two threads. On a
- * machine where other sessions keep both cores busy (Linux gives each session a fair share, however
- * many threads it has) this ceiling drops towards 1x, and the pool's speed-up with it.
+ * Two ceilings are measured in the same run, in the same pairs:
+ * - two cores for this workload, with no pool: two `--jobs 1` CLIs started together, on seeds 1..20
+ *   and 21..40 (the speed-up of the later of the two over the serial run). A serial run already keeps
+ *   V8's garbage collector and compiler busy on the second core, so this is below 2x even on an idle
+ *   machine, and it is what a pool can hope for;
+ * - two threads of a pure arithmetic loop: two units on one thread vs one unit on each of two
+ *   threads. On a machine where other sessions keep both cores busy (Linux gives each session a fair
+ *   share, however many threads it has) this ceiling drops towards 1x, and the pool's speed-up with
+ *   it.
  *
  * LABS_BENCH_SEEDS_REPS=n sets the pairs (default 2). LABS_BENCH_SEEDS_BEFORE=DIR adds `--jobs 2` of
  * another build (e.g. the commit before a change, built with `node scripts/build.mjs DIR --cli-only`)
@@ -23,7 +28,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { builtCli, type ChildTiming, loadAverage, timeNode } from './childTiming.js';
+import { builtCli, type ChildTiming, loadAverage, timeNode, timeNodesTogether } from './childTiming.js';
 import type { BenchRow } from './run.js';
 import { median } from './timing.js';
 
@@ -60,15 +65,20 @@ export async function run(): Promise<BenchRow[]> {
     for (const name of only) {
       const config = CONFIGS[name];
       if (!config) throw new Error(`LABS_BENCH_SEEDS_ONLY: unknown config ${name}`);
-      const args = (main: string, jobs: number) => [
+      const args = (main: string, jobs: number, seeds = '1..40', dir = `${name}-${jobs}`) => [
         main,
-        ...['run', ...config.args, '--seeds', '1..40'],
-        ...['--jobs', String(jobs), '--no-progress', '--out', join(out, `${name}-${jobs}`)],
+        ...['run', ...config.args, '--seeds', seeds],
+        ...['--jobs', String(jobs), '--no-progress', '--out', join(out, dir)],
       ];
-      const kinds: [string, () => ChildTiming][] = [
+      type Kind = [string, () => ChildTiming | Promise<ChildTiming>];
+      const kinds: Kind[] = [
         ['serial', () => timeNode(args(cli, 1))],
         ['jobs2', () => timeNode(args(cli, 2))],
-        ...(before ? ([['before', () => timeNode(args(before, 2))]] as [string, () => ChildTiming][]) : []),
+        ...(before ? ([['before', () => timeNode(args(before, 2))]] as Kind[]) : []),
+        [
+          'halves',
+          () => timeNodesTogether([args(cli, 1, '1..20', `${name}-a`), args(cli, 1, '21..40', `${name}-b`)]),
+        ],
         ['spin1', () => timeNode(spinArgs(1, 2))],
         ['spin2', () => timeNode(spinArgs(2, 2))],
       ];
@@ -76,9 +86,9 @@ export async function run(): Promise<BenchRow[]> {
       for (let i = 0; i < reps; i++) {
         // rotate the order so that no kind always runs first (or always after the same one)
         for (let k = 0; k < kinds.length; k++) {
-          const [kind, time] = kinds[(i + k) % kinds.length] as [string, () => ChildTiming];
+          const [kind, time] = kinds[(i + k) % kinds.length] as Kind;
           const list = t[kind] ?? [];
-          list.push(time());
+          list.push(await time());
           t[kind] = list;
         }
         loads.push(loadAverage());
@@ -100,7 +110,7 @@ export async function run(): Promise<BenchRow[]> {
         ms: median(xs.map((s) => s.wallMs)),
         floor_ms: median(serial.map((s) => s.wallMs)),
         ratio: speedup(xs),
-        note: `ratio = speed-up (serial wall / this wall), ${reps} pairs; CPU ${cpu(xs)} vs ${cpu(serial)} ms; two-thread ceiling ${spin.toFixed(2)}x; load ${loads.slice(-reps).join('/')}`,
+        note: `ratio = speed-up (serial wall / this wall), ${reps} pairs; CPU ${cpu(xs)} vs ${cpu(serial)} ms; ceilings: two serial CLIs on halves of the seeds ${speedup(t.halves as ChildTiming[]).toFixed(2)}x (CPU ${cpu(t.halves as ChildTiming[])} ms), two-thread loop ${spin.toFixed(2)}x; load ${loads.slice(-reps).join('/')}`,
       });
       rows.push(rowFor('--jobs 2', t.jobs2 as ChildTiming[]));
       if (before) rows.push(rowFor(`--jobs 2 of ${before}`, t.before as ChildTiming[]));
