@@ -45,6 +45,25 @@ describe('Rng', () => {
     expect(() => r.categorical([1, Number.POSITIVE_INFINITY])).toThrow(/sum to Infinity/);
   });
 
+  it('first draws of nearby seeds look uniform, not near 1 (the seed is mixed)', () => {
+    // before the mixing, new Rng(s).next() was about 1 - s / 2^32: 0.9999999998 for seed 7
+    const firsts = Array.from({ length: 10000 }, (_, s) => new Rng(s).next());
+    const deciles = new Array(10).fill(0);
+    for (const x of firsts) deciles[Math.floor(x * 10)] += 1;
+    // 1000 expected per decile, sd ~30
+    for (const d of deciles) expect(Math.abs(d - 1000)).toBeLessThan(150);
+    expect(new Rng(0).next()).toBeLessThan(0.99);
+    expect(new Rng(7).next()).toBeLessThan(0.99);
+  });
+
+  it('forked streams are those of the unmixed generator (every experiment record draws from forks)', () => {
+    // values from before the seed mixing: a change here changes every run record
+    expect(new Rng(7).fork('train').next()).toBe(0.8761143884943301);
+    expect(new Rng(42).fork('train').next()).toBe(0.21913493543718698);
+    expect(new Rng(7).fork('a').fork('b').next()).toBe(0.6184873354457936);
+    expect(new Rng(2 ** 40 + 3).fork('a').next()).toBe(0.4735616045359544);
+  });
+
   it('rejects non-integer seeds', () => {
     expect(() => new Rng(1.5)).toThrow(/seed/);
   });

@@ -12,24 +12,52 @@ import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
 import { LabError } from './core/errors.js';
 
 /**
+ * Marks the constructor call of {@link Rng.fork}: a forked stream's seed is already a hash, used as
+ * the generator's seed as it is (module-private, so no caller outside this file can pass it).
+ */
+const FORKED: unique symbol = Symbol('forked');
+
+/**
+ * The seed offset by the golden ratio, through murmur3's 32-bit finaliser: a bijection of the int32s
+ * that spreads every input bit over the output.
+ * pure-rand's `xoroshiro128plus(s)` starts from the state (-1, ~s, s, 0), whose first output is ~s:
+ * from seed 7 the first `next()` was 0.9999999998, from any small seed close to 1. Mixed seeds start
+ * from states whose first outputs look uniform.
+ */
+function mixSeed(x: number): number {
+  let h = (x + 0x9e3779b9) | 0; // 0 is a fixed point of the finaliser alone
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h | 0;
+}
+
+/**
  * A seeded stream (xoroshiro128+): the same `seed` gives the same sequence of draws on every platform.
  * Pass it explicitly to whatever draws; derive independent streams with {@link Rng.fork}.
+ *
+ * `new Rng(seed)` mixes the seed before seeding the generator (see `mixSeed`), so the first draws of
+ * nearby small seeds are not near 1 and near each other. Streams made by {@link Rng.fork} seed the
+ * generator with their label hash as it is: the hash is already mixed, and every experiment draws
+ * only from forked streams, so their records are those of the unmixed generator before this fix.
  */
 export class Rng {
   private gen: RandomGenerator;
   readonly seed: number;
 
-  constructor(seed: number) {
+  constructor(seed: number, forked?: typeof FORKED) {
     if (!Number.isSafeInteger(seed)) {
       throw new LabError('BAD_ARGUMENT', `seed: expected an integer, got ${seed}`, {
         details: { field: 'seed' },
       });
     }
     this.seed = seed;
-    this.gen = xoroshiro128plus(seed | 0);
     // Mix the high bits too, so seeds that differ only above 2^31 give different streams.
     const hi = Math.floor(seed / 2 ** 32) | 0;
-    if (hi !== 0) this.gen = xoroshiro128plus((seed | 0) ^ Math.imul(hi, 0x9e3779b1));
+    const low = hi === 0 ? seed | 0 : (seed | 0) ^ Math.imul(hi, 0x9e3779b1);
+    this.gen = xoroshiro128plus(forked === FORKED ? low : mixSeed(low));
   }
 
   /** Uniform float in [0, 1) with 53 bits of randomness (two 32-bit draws). */
@@ -83,6 +111,6 @@ export class Rng {
       h = Math.imul(h, 0x01000193);
     }
     h ^= Math.floor(this.seed / 2 ** 32) | 0;
-    return new Rng(h | 0);
+    return new Rng(h | 0, FORKED);
   }
 }

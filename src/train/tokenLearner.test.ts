@@ -38,9 +38,9 @@ function sampleEpisodes(policy: ContextPolicy, n: number, seed: number): TokenEp
   const probs = policy.probabilities();
   const pick = rng.fork('policy');
   const noise = rng.fork('noise');
-  return Array.from({ length: n }, () =>
+  return Array.from({ length: n }, (_, i) =>
     runTokenEpisode(
-      sampleTokenTask(rng.fork(`task${n}`)),
+      sampleTokenTask(rng.fork(`task${i}`)),
       (ctx) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick),
       noise,
       { budget: 20, toolErrorRate: 0.3 },
@@ -83,7 +83,8 @@ describe('packing, masks and rewards', () => {
   });
 
   it('on real episodes the correct mask counts exactly the model tokens', () => {
-    const eps = sampleEpisodes(randomPolicy(3, 0.5), 30, 8);
+    // a random policy calls a tool in a few episodes of a hundred: enough episodes that some do
+    const eps = sampleEpisodes(randomPolicy(3, 0.5), 200, 8);
     const b = packTranscripts(eps);
     const correct = responseMaskFromRoles(b, 'model_tokens');
     const flipped = responseMaskFromRoles(b, 'all_tokens');
