@@ -26,7 +26,7 @@ function runBreakdown(cli: string, args: string[]): string {
   for (let i = 0; i < 5; i++) {
     const { stderr } = timeNode([cli, ...args], { LABS_STARTUP_MARKS: '1' });
     const cpuAt = new Map(
-      [...stderr.matchAll(/^mark (.+) [\d.]+ ([\d.]+)$/gm)].map((m) => [m[1], Number(m[2])]),
+      [...stderr.matchAll(/^mark (.+?) [\d.]+ ([\d.]+)(?: -?\d+)?$/gm)].map((m) => [m[1], Number(m[2])]),
     );
     const at = (mark: string) => cpuAt.get(mark) ?? Number.NaN;
     const start = at('main');
