@@ -213,6 +213,20 @@ describe('the seed pool (this thread and built workers)', () => {
     }
   }, 120_000);
 
+  it('without --jobs, a failing seed starts no worker', async () => {
+    const pool = startSeedPool(workerUrl(), 'agent', 1, () => true);
+    try {
+      const failing = { ...config, group_size: 1, singleton: 'error' };
+      const outcomes = await pool
+        .runner(agent as Experiment)
+        .runAll([1, 2, 3].map((seed) => ({ config: failing, seed })));
+      expect(outcomes[0]?.ok).toBe(false);
+      expect(pool.stats().workersStarted).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
   it('does not wait for a worker that claimed nothing (one that never answers, here)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'labs-silent-worker-'));
     const silent = join(dir, 'silent.mjs');

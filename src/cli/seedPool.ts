@@ -237,8 +237,9 @@ export function startSeedPool(
       const ms = performance.now() - t0;
       queue.publishPace(ms);
       count();
-      if (mayStart && when !== 'now' && all.length === 0) {
-        // The first seed runs JIT-cold: it counts as COLD_SEED_FACTOR warm ones.
+      // Workers not started yet start once they pay, never after a failure (no thread claims another
+      // item then). The first seed runs JIT-cold: it counts as COLD_SEED_FACTOR warm ones.
+      if (ok && mayStart && when !== 'now' && all.length === 0) {
         const pace = ++mine === 1 ? ms / COLD_SEED_FACTOR : ms;
         if (when(queue.total - queue.claimed(), pace)) {
           start();
