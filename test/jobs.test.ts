@@ -148,6 +148,7 @@ describe('the seed pool (this thread and built workers)', () => {
       }
       expect(progress.at(-1)).toBe(tasks.length);
       expect(pool.stats().itemsByWorkers).toBeGreaterThan(0);
+      expect(runner.threadsUsed?.()).toBeGreaterThanOrEqual(2);
       for (let k = 1; k < progress.length; k++)
         expect(progress[k]).toBeGreaterThanOrEqual(progress[k - 1] as number);
       // the curve bands across those seeds, shared out: the ones computed here
@@ -185,6 +186,7 @@ describe('the seed pool (this thread and built workers)', () => {
       const runner = pool.runner(agent as Experiment);
       const outcomes = await runner.runAll(seeds.map((seed) => ({ config, seed })));
       expect(pool.stats().workersStarted).toBe(0);
+      expect(runner.threadsUsed?.()).toBe(1);
       expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
       // asked after every seed of this thread, with the seeds left and a pace
       expect(asked.map(([remaining]) => remaining)).toEqual([3, 2, 1, 0]);

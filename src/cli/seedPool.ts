@@ -157,6 +157,8 @@ export function startSeedPool(
   if (when === 'now') start();
   let jobsSent = 0;
   let itemsByWorkers = 0;
+  /** Workers that have finished at least one item. */
+  const working = new Set<Worker>();
 
   /** Sends `job` to `w`; resolves when `w` says it is done with it, or dies. */
   const drive = (
@@ -169,6 +171,7 @@ export function startSeedPool(
       const onMessage = (reply: SeedReply) => {
         if (reply.job !== job.id) return;
         if (reply.type !== 'done') {
+          working.add(w);
           onReply(reply);
           return;
         }
@@ -326,6 +329,7 @@ export function startSeedPool(
           }
           return outcomes;
         },
+        threadsUsed: () => 1 + working.size,
         async bandAll(items: readonly CurveItem[]): Promise<CurveBand[]> {
           const queue = new SeedQueue(items.length);
           const bands: (CurveBand | undefined)[] = new Array(items.length);

@@ -120,6 +120,8 @@ export interface SeedRunner {
    * of many seeds' curves can cost as much as the seeds: 500 resamples per update of every rate curve).
    */
   bandAll?(items: readonly CurveItem[]): Promise<CurveBand[]>;
+  /** How many threads have run items so far, this one included (workers may start late, or idle). */
+  threadsUsed?(): number;
 }
 
 /** `e` thrown by seed `seed`, with the seed named: `--seeds 1..20` failing at 13 is rerun with `--seed 13`. */
@@ -191,5 +193,15 @@ export async function runSeeds<S extends OptionsSchema>(
     }
   }
   const plan = experiment.comparisons?.(config) ?? null;
-  return summarizeRuns(experiment.name, config as Record<string, JsonValue>, runs, elapsedMs(), plan, bands);
+  const record = summarizeRuns(
+    experiment.name,
+    config as Record<string, JsonValue>,
+    runs,
+    elapsedMs(),
+    plan,
+    bands,
+  );
+  const threads = usesRunner(runner, seeds.length) ? (runner.threadsUsed?.() ?? 1) : 1;
+  if (threads > 1) record.timing.threads = threads;
+  return record;
 }

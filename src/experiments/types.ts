@@ -99,7 +99,11 @@ export interface MultiSeedRecord {
   comparisons?: Comparison[];
   /** How each interval and p-value of this record was computed, in words, and the statistics' seed. */
   statistics?: Record<string, JsonValue>;
-  timing: { wall_ms: number };
+  /**
+   * Wall time of the whole run; `threads`, when more than one ran seeds (`--jobs`): how many did,
+   * the main thread included.
+   */
+  timing: { wall_ms: number; threads?: number };
 }
 
 export interface RunContext {

@@ -25,6 +25,13 @@ describe('formatMultiSeed', () => {
     expect(seedsLabel([3, 4, 5])).toBe('3..5');
   });
 
+  it('says how many threads ran the seeds when more than one did', () => {
+    const rec = summarizeRuns('demo', {}, [run(1, { a: 1 }), run(2, { a: 2 })], 1500);
+    expect(formatMultiSeed(rec).split('\n')[0]).toBe('demo  seeds 1..2 (2 runs, 1.5 s)');
+    rec.timing.threads = 2;
+    expect(formatMultiSeed(rec).split('\n')[0]).toBe('demo  seeds 1..2 (2 runs, 1.5 s on 2 threads)');
+  });
+
   it('shows no confidence interval for a single seed (it is undefined, not [x, x])', () => {
     const rec = summarizeRuns('demo', {}, [run(2, { a: 0.25 })], 1000);
     const text = formatMultiSeed(rec);

@@ -61,7 +61,7 @@ export function formatMultiSeed(rec: MultiSeedRecord): string {
   ]);
   const n = rec.seeds.length;
   const lines = [
-    `${rec.experiment}  seeds ${seedsLabel(rec.seeds)} (${n} ${n === 1 ? 'run' : 'runs'}, ${formatNumber(rec.timing.wall_ms / 1000, 3)} s)`,
+    `${rec.experiment}  seeds ${seedsLabel(rec.seeds)} (${n} ${n === 1 ? 'run' : 'runs'}, ${formatNumber(rec.timing.wall_ms / 1000, 3)} s${(rec.timing.threads ?? 1) > 1 ? ` on ${rec.timing.threads} threads` : ''})`,
     '',
     table(['metric', 'mean', 'std', 'min', 'max', '95% CI of mean', 'interval'], rows),
     "interval: 't' = mean ± t_{0.975,n-1}·std/√n; 'boot' = percentile bootstrap over seeds (10,000 resamples), used for every metric whose values all lie in [0, 1] (rates), so its interval stays in [0, 1].",
