@@ -188,8 +188,12 @@ describe('the seed pool (this thread and built workers)', () => {
       expect(pool.stats().workersStarted).toBe(0);
       expect(runner.threadsUsed?.()).toBe(1);
       expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
-      // asked after every seed of this thread, with the seeds left and a pace
-      expect(asked.map(([remaining]) => remaining)).toEqual([3, 2, 1, 0]);
+      // asked while each seed of this thread reports its progress and after it, with the seeds left
+      // (never rising, 0 after the last) and a pace
+      const remaining = asked.map(([r]) => r);
+      expect(new Set(remaining)).toEqual(new Set([3, 2, 1, 0]));
+      for (let k = 1; k < remaining.length; k++)
+        expect(remaining[k]).toBeLessThanOrEqual(remaining[k - 1] as number);
       for (const [, pace] of asked) expect(pace).toBeGreaterThan(0);
       // the bands too stay on this thread
       const items = curvesToBand(outcomes.map((o) => (o?.ok ? o.record : (null as never))));
@@ -209,6 +213,35 @@ describe('the seed pool (this thread and built workers)', () => {
       const outcomes = await pool.runner(held).runAll(seeds.map((seed) => ({ config, seed })));
       expect(pool.stats().workersStarted).toBe(1);
       expect(pool.stats().itemsByWorkers).toBeGreaterThan(0);
+      expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
+  it('without --jobs, a long first seed starts the workers while it runs (from its progress)', async () => {
+    const pool = startSeedPool(workerUrl(), 'agent', 1, (_remaining, paceMs) => paceMs > 0);
+    try {
+      let first = true;
+      let workerDoneDuringFirst = false;
+      // a first seed that keeps reporting progress until a worker has finished a seed (30 s at most)
+      const longFirst = {
+        ...agent,
+        async run(cfg: never, ctx: Parameters<typeof agent.run>[1]) {
+          for (let t = 0; first && t < 3000; t++) {
+            ctx.onProgress?.(0, 1);
+            workerDoneDuringFirst = pool.stats().itemsByWorkers > 0;
+            if (workerDoneDuringFirst) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          first = false;
+          return agent.run(cfg, ctx);
+        },
+      } as unknown as Experiment;
+      const seeds = [6, 3, 9, 1];
+      const outcomes = await pool.runner(longFirst).runAll(seeds.map((seed) => ({ config, seed })));
+      expect(workerDoneDuringFirst).toBe(true);
+      expect(pool.stats().workersStarted).toBe(1);
       expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
     } finally {
       await pool.close();

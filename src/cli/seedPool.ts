@@ -31,7 +31,7 @@ import { LabError, type LabErrorCode } from '../core/errors.js';
 import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
 import { curveBands } from '../experiments/seedStatistics.js';
 import type { Experiment, JsonValue, RunRecord } from '../experiments/types.js';
-import { COLD_SEED_FACTOR, SeedQueue, worthStartingWorkers } from './seedQueue.js';
+import { SeedQueue, warmPaceFromCold, worthStartingWorkers } from './seedQueue.js';
 
 /** What every worker is started with: the experiment it loads at once. */
 export interface SeedWorkerData {
@@ -113,9 +113,9 @@ export function openSeedPool(name: string, jobs: number, tasks: number, startNow
 }
 
 /**
- * When a pool's workers start: `'now'`, or during `runAll`, after one of this thread's seeds, once
- * `worth(unclaimed tasks, pace)` is true; the pace is that seed's wall ms, the first seed's divided
- * by {@link COLD_SEED_FACTOR} (it runs JIT-cold).
+ * When a pool's workers start: `'now'`, or during `runAll`, while one of this thread's seeds reports
+ * its progress or once it has ended, when `worth(unclaimed tasks, pace)` is true. The pace is the
+ * seed's wall ms (so far), the first seed's through {@link warmPaceFromCold} (it runs JIT-cold).
  */
 export type WorkerStart = 'now' | ((remaining: number, paceMs: number) => boolean);
 
@@ -210,7 +210,7 @@ export function startSeedPool(
     job: UntaggedJob,
     queue: SeedQueue,
     onReply: (reply: Exclude<SeedReply, { type: 'done' }>) => void,
-    here: (i: number) => Promise<boolean>,
+    here: (i: number, tick: () => void) => Promise<boolean>,
     mayStart: boolean,
   ): Promise<WorkerEnd[]> => {
     const tagged: SeedJob = { ...job, id: ++jobsSent };
@@ -233,22 +233,32 @@ export function startSeedPool(
     // This thread's share: the same claiming loop as a worker's (seedWorker.ts), timed for the
     // workers' claims and for the decision to start them.
     let mine = 0;
+    let t0 = 0;
+    /**
+     * Starts the workers not started yet once they pay, with `ms` spent on this thread's current
+     * item so far (a lower bound on its time while it runs: `tick` asks while a long seed reports its
+     * progress, so a run of long seeds need not wait for the first to end). The first seed runs
+     * JIT-cold: its time gives a pace through warmPaceFromCold, never too high.
+     */
+    const startIfWorthIt = (ms: number) => {
+      if (!mayStart || when === 'now' || all.length > 0 || ms <= 0) return;
+      const pace = mine === 0 ? warmPaceFromCold(ms) : ms;
+      if (when(queue.total - queue.claimed(), pace)) {
+        start();
+        sendToWorkers();
+      }
+    };
+    const tick = () => startIfWorthIt(performance.now() - t0);
     for (let i = queue.claim(); i >= 0; i = queue.claim()) {
-      const t0 = performance.now();
-      const ok = await here(i);
+      t0 = performance.now();
+      const ok = await here(i, tick);
       queue.finish(!ok);
       const ms = performance.now() - t0;
       queue.publishPace(ms);
       count();
-      // Workers not started yet start once they pay, never after a failure (no thread claims another
-      // item then). The first seed runs JIT-cold: it counts as COLD_SEED_FACTOR warm ones.
-      if (ok && mayStart && when !== 'now' && all.length === 0) {
-        const pace = ++mine === 1 ? ms / COLD_SEED_FACTOR : ms;
-        if (when(queue.total - queue.claimed(), pace)) {
-          start();
-          sendToWorkers();
-        }
-      }
+      // never after a failure: no thread claims another item then
+      if (ok) startIfWorthIt(ms);
+      mine++;
     }
     if (received >= queue.claimed()) return [];
     const everyItem = new Promise<null>((resolve) => {
@@ -290,9 +300,12 @@ export function startSeedPool(
                 outcomes[reply.index] = { ok: false, error: rebuild(reply.error) };
               report();
             },
-            async (i) => {
+            async (i, tick) => {
               const task = tasks[i] as SeedTask;
-              const onProgress = (d: number, t: number) => report(t > 0 ? d / t : 1);
+              const onProgress = (d: number, t: number) => {
+                report(t > 0 ? d / t : 1);
+                tick();
+              };
               try {
                 const record = await experiment.run(task.config, { seed: task.seed, onProgress });
                 outcomes[i] = { ok: true, record };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { COLD_SEED_FACTOR, SeedQueue, WORKER_START_MS, worthStartingWorkers } from './seedQueue.js';
+import { coldSeedMs, SeedQueue, warmPaceFromCold, worthStartingWorkers } from './seedQueue.js';
 
 describe('SeedQueue', () => {
   it('hands out every task once, in order, then -1; two views of one buffer share it', () => {
@@ -95,16 +95,29 @@ describe('SeedQueue', () => {
 });
 
 describe('worthStartingWorkers', () => {
-  it("starts workers only when the main thread would stay busy twice a worker's start and cold seed", () => {
-    const need = (pace: number) => 2 * (WORKER_START_MS + COLD_SEED_FACTOR * pace);
-    // three more 25 ms seeds (the agent experiment's defaults): far too little
+  it('keeps a few short seeds on the main thread and shares two long ones', () => {
+    // the agent experiment's ~25 ms seeds: a worker's start and cold seed cost more than 18 of them
     expect(worthStartingWorkers(3, 25)).toBe(false);
-    // the boundary, either side
-    expect(worthStartingWorkers(need(100) / 100, 100)).toBe(true);
-    expect(worthStartingWorkers(need(100) / 100 - 1, 100)).toBe(false);
-    // 38 seeds of 300 ms (mask): start
-    expect(worthStartingWorkers(38, 300)).toBe(true);
-    // never with nothing left
-    expect(worthStartingWorkers(0, 1e6)).toBe(false);
+    expect(worthStartingWorkers(18, 25)).toBe(false);
+    expect(worthStartingWorkers(19, 25)).toBe(true);
+    // mask's ~0.3 s seeds: not for 2 left, yes for 15
+    expect(worthStartingWorkers(2, 300)).toBe(false);
+    expect(worthStartingWorkers(15, 300)).toBe(true);
+    // two neural seeds of 6 s: yes; one left: never
+    expect(worthStartingWorkers(2, 6000)).toBe(true);
+    expect(worthStartingWorkers(1, 1e9)).toBe(false);
+    expect(worthStartingWorkers(0, 1e9)).toBe(false);
+  });
+
+  it("a cold seed's time gives back at most the warm pace it was estimated from", () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.01, max: 1e7, noNaN: true }), (pace) => {
+        const cold = coldSeedMs(pace);
+        expect(cold).toBeGreaterThanOrEqual(pace);
+        expect(warmPaceFromCold(cold)).toBeCloseTo(pace, 6);
+        // a part of a cold seed never gives a higher pace than the whole
+        expect(warmPaceFromCold(cold / 2)).toBeLessThanOrEqual(warmPaceFromCold(cold));
+      }),
+    );
   });
 });

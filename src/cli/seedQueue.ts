@@ -40,9 +40,10 @@ export class SeedQueue {
    * The next task's index for a worker thread that expects to take `expectedMs` over it, or -1 when
    * none is left, a task failed, or the main thread would be through every unclaimed task before the
    * worker finished this one: (unclaimed tasks) x (main thread's pace) < `expectedMs`. A worker's
-   * first task runs JIT-cold, so a late-started worker that took the last seed of a short run would
-   * make everyone wait for it (docs/bench-startup.md, "Few seeds"). Until the main thread has
-   * published a pace (see {@link publishPace}), the worker claims as {@link claim} does.
+   * first task runs JIT-cold ({@link coldSeedMs}), so a late-started worker that took the last seed
+   * of a short run would make everyone wait for it (docs/bench-startup.md, "Few seeds"). Until the
+   * main thread has published a pace (see {@link publishPace}), the worker claims as {@link claim}
+   * does.
    */
   claimForWorker(expectedMs: number): number {
     for (;;) {
@@ -94,18 +95,35 @@ export class SeedQueue {
 export const WORKER_START_MS = 150;
 
 /**
- * A worker's first seed runs JIT-cold: about this many times the main thread's warm seed (the agent
- * experiment's first seed ~3.5x, mask's ~1.8x). What a worker expects of its first claim.
+ * A seed run JIT-cold (a thread's first) takes longer than a warm one, by at most this many ms (the
+ * agent experiment's first seed ~60 ms more, mask's ~230 ms; docs/bench-startup.md)...
  */
-export const COLD_SEED_FACTOR = 3;
+export const COLD_SEED_EXTRA_MS = 250;
+
+/** ...and at most this many times a warm one (the agent's short seeds: ~3.5-4x). */
+export const COLD_SEED_FACTOR = 4;
+
+/** What a thread expects its first, JIT-cold seed to take when a warm one takes `paceMs`. */
+export function coldSeedMs(paceMs: number): number {
+  return Math.min(COLD_SEED_FACTOR * paceMs, paceMs + COLD_SEED_EXTRA_MS);
+}
+
+/**
+ * A warm seed's wall ms at least, from `coldMs` spent on a JIT-cold one (all of it, or the part run
+ * so far): the inverse of {@link coldSeedMs}'s bounds.
+ */
+export function warmPaceFromCold(coldMs: number): number {
+  return Math.max(coldMs / COLD_SEED_FACTOR, coldMs - COLD_SEED_EXTRA_MS);
+}
 
 /**
  * Whether starting workers now pays, with `remaining` unclaimed tasks and the main thread taking
- * `paceMs` each: only if the main thread alone would still be busy for twice what a worker needs to
- * become useful (its start plus one cold seed). Twice, because a starting worker also takes the
- * second core from the main thread's own JIT compiler and garbage collector, which slows it.
- * Used when `--jobs` is not given: a few short seeds then run on the main thread alone.
+ * `paceMs` each: only if the main thread alone would still be busy for one seed plus twice a
+ * worker's overhead (its start and its cold seed's extra time). Twice, because a starting worker
+ * also takes the second core from the main thread's own JIT compiler and garbage collector. So a few
+ * short seeds run on the main thread alone (agent's 25 ms seeds: not below ~19 of them), and two long
+ * ones (a second or more) share the cores. Used when `--jobs` is not given.
  */
 export function worthStartingWorkers(remaining: number, paceMs: number): boolean {
-  return remaining * paceMs >= 2 * (WORKER_START_MS + COLD_SEED_FACTOR * paceMs);
+  return remaining * paceMs >= paceMs + 2 * (WORKER_START_MS + coldSeedMs(paceMs) - paceMs);
 }

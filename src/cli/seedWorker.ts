@@ -15,7 +15,7 @@ import { loadExperiment } from '../experiments/registry.js';
 import { curveBands } from '../experiments/seedStatistics.js';
 import type { Experiment, JsonValue } from '../experiments/types.js';
 import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.js';
-import { COLD_SEED_FACTOR, SeedQueue } from './seedQueue.js';
+import { coldSeedMs, SeedQueue } from './seedQueue.js';
 
 const port = parentPort;
 if (!port) throw new Error('seedWorker.mjs runs only as a worker thread');
@@ -58,7 +58,7 @@ port.on('message', async (job: SeedJob) => {
     return;
   }
   const queue = new SeedQueue(job.tasks.length, job.queue);
-  const expectedMs = () => (lastSeedMs > 0 ? lastSeedMs : COLD_SEED_FACTOR * queue.pace());
+  const expectedMs = () => (lastSeedMs > 0 ? lastSeedMs : coldSeedMs(queue.pace()));
   for (let i = queue.claimForWorker(expectedMs()); i >= 0; i = queue.claimForWorker(expectedMs())) {
     const task = job.tasks[i] as { config: number; seed: number };
     const t0 = performance.now();
