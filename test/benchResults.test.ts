@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type BenchResults,
   type BenchRow,
+  type BenchRun,
   benchGroups,
   mergeResults,
   parseResults,
@@ -19,6 +20,11 @@ const LATEST = '2026-12-04T09:00:00.000Z';
 const ALL = ['advantage', 'loss', 'startup', 'tokenlab'];
 
 const row = (group: string, name: string, ms = 1): BenchRow => ({ group, name, ms });
+
+/** A partial run of `groups` with `rows`, finished at `date` (LATER) on `node` (v20.20.2). */
+function partialRun(groups: string[], rows: BenchRow[], date = LATER, node = 'v20.20.2'): BenchRun {
+  return { groups, rows, date, node, full: false };
+}
 
 /** A full run of ALL on FULL, two rows per group. */
 function fullRun(): BenchResults {
@@ -63,13 +69,7 @@ describe('mergeResults', () => {
   });
 
   it('a partial run replaces the rerun group and keeps every other group, in full-run order', () => {
-    const r = mergeResults(fullRun(), {
-      groups: ['startup'],
-      rows: [row('startup', 'startup new', 5)],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
+    const r = mergeResults(fullRun(), partialRun(['startup'], [row('startup', 'startup new', 5)]));
     expect(r.rows.map((x) => x.name)).toEqual([
       'advantage 1',
       'advantage 2',
@@ -86,45 +86,21 @@ describe('mergeResults', () => {
   });
 
   it('a group that ran with no rows loses its old rows but stays dated', () => {
-    const r = mergeResults(fullRun(), {
-      groups: ['loss'],
-      rows: [],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
+    const r = mergeResults(fullRun(), partialRun(['loss'], []));
     expect(r.rows.some((x) => x.group === 'loss')).toBe(false);
     expect(r.groups.loss?.date).toBe(LATER);
   });
 
   it('successive partial runs keep their own dates', () => {
-    const once = mergeResults(fullRun(), {
-      groups: ['tokenlab'],
-      rows: [row('tokenlab', 't')],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
-    const twice = mergeResults(once, {
-      groups: ['advantage'],
-      rows: [row('advantage', 'a')],
-      date: LATEST,
-      node: 'v22.1.0',
-      full: false,
-    });
+    const once = mergeResults(fullRun(), partialRun(['tokenlab'], [row('tokenlab', 't')]));
+    const twice = mergeResults(once, partialRun(['advantage'], [row('advantage', 'a')], LATEST, 'v22.1.0'));
     expect(twice.groups.tokenlab?.date).toBe(LATER);
     expect(twice.groups.advantage).toEqual({ date: LATEST, node: 'v22.1.0' });
     expect(twice.rows.map((x) => x.name)).toEqual(['a', 'loss 1', 'loss 2', 'startup 1', 'startup 2', 't']);
   });
 
   it('a full run replaces everything, dropping groups it did not produce', () => {
-    const partial = mergeResults(fullRun(), {
-      groups: ['startup'],
-      rows: [row('startup', 'old startup')],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
+    const partial = mergeResults(fullRun(), partialRun(['startup'], [row('startup', 'old startup')]));
     const r = mergeResults(partial, {
       groups: ['advantage', 'startup'],
       rows: [row('advantage', 'fresh a'), row('startup', 'fresh s')],
@@ -139,13 +115,7 @@ describe('mergeResults', () => {
   });
 
   it('a partial run with no earlier file records no full run', () => {
-    const r = mergeResults(undefined, {
-      groups: ['loss'],
-      rows: [row('loss', 'l')],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
+    const r = mergeResults(undefined, partialRun(['loss'], [row('loss', 'l')]));
     expect(r.date).toBeNull();
     expect(r.node).toBeNull();
     expect(resultsNote(r)).toBe(`No full run on record; group loss run on ${LATER} on Node v20.20.2.`);
@@ -180,7 +150,7 @@ describe('the note above the docs table', () => {
       ['startup', LATER, 'v20.20.2'],
       ['loss', LATEST, 'v22.1.0'],
     ] as const) {
-      r = mergeResults(r, { groups: [g], rows: [row(g, 'x')], date, node, full: false });
+      r = mergeResults(r, partialRun([g], [row(g, 'x')], date, node));
     }
     expect(resultsNote(r)).toBe(
       `Run of ${FULL} on Node v20.20.2; groups startup, tokenlab rerun on ${LATER}; ` +
@@ -189,13 +159,7 @@ describe('the note above the docs table', () => {
   });
 
   it('the bench-results table prints the note over every kept and rerun row', () => {
-    const r = mergeResults(fullRun(), {
-      groups: ['startup'],
-      rows: [row('startup', 'startup new', 5)],
-      date: LATER,
-      node: 'v20.20.2',
-      full: false,
-    });
+    const r = mergeResults(fullRun(), partialRun(['startup'], [row('startup', 'startup new', 5)]));
     const md = [
       '<!-- generated:table bench-results from bench/results.json -->',
       '<!-- /generated -->',

@@ -113,26 +113,33 @@ describe('the seed pool (this thread and built workers)', () => {
 
   /**
    * The agent experiment whose run number `held` on this thread (0: its first) waits until a worker
-   * has finished a task (`byWorkers()` above 0): so a worker certainly runs seeds in the test, whatever
-   * the machine's speed. Gives up waiting after 60 s (the test then fails on its own assertions).
+   * has finished a task (`byWorkers()` above 0), reporting progress meanwhile when `reporting` (as a
+   * long seed does): so a worker certainly runs seeds in the test, whatever the machine's speed.
+   * Gives up waiting after 60 s; `sawWorker()` says whether a worker finished a task while it waited.
    */
-  const heldUntilAWorkerFinishes = (byWorkers: () => number, held = 0) => {
+  const heldUntilAWorkerFinishes = (byWorkers: () => number, held = 0, reporting = false) => {
     let ownRuns = 0;
-    return {
+    let saw = false;
+    const experiment = {
       ...agent,
       async run(cfg: never, ctx: Parameters<typeof agent.run>[1]) {
-        for (let t = 0; ownRuns === held && byWorkers() === 0 && t < 6000; t++)
+        for (let t = 0; ownRuns === held && t < 6000; t++) {
+          if (reporting) ctx.onProgress?.(0, 1);
+          saw = byWorkers() > 0;
+          if (saw) break;
           await new Promise((r) => setTimeout(r, 10));
+        }
         ownRuns++;
         return agent.run(cfg, ctx);
       },
     } as unknown as Experiment;
+    return { experiment, sawWorker: () => saw };
   };
 
   it('runs every task once, records as on this thread, progress rising to the total', async () => {
     const pool = startSeedPool(workerUrl(), 'agent', 2);
     try {
-      const runner = pool.runner(heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers));
+      const runner = pool.runner(heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers).experiment);
       expect(runner.jobs).toBe(3);
       const tasks = [4, 9, 1, 7, 2, 8, 3].map((seed) => ({ config, seed }));
       const progress: number[] = [];
@@ -210,7 +217,7 @@ describe('the seed pool (this thread and built workers)', () => {
       const seeds = [4, 14, 2, 16, 5, 12];
       // started after this thread's first seed; its second waits for the worker's first
       const held = heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers, 1);
-      const outcomes = await pool.runner(held).runAll(seeds.map((seed) => ({ config, seed })));
+      const outcomes = await pool.runner(held.experiment).runAll(seeds.map((seed) => ({ config, seed })));
       expect(pool.stats().workersStarted).toBe(1);
       expect(pool.stats().itemsByWorkers).toBeGreaterThan(0);
       expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
@@ -222,25 +229,13 @@ describe('the seed pool (this thread and built workers)', () => {
   it('without --jobs, a long first seed starts the workers while it runs (from its progress)', async () => {
     const pool = startSeedPool(workerUrl(), 'agent', 1, (_remaining, paceMs) => paceMs > 0);
     try {
-      let first = true;
-      let workerDoneDuringFirst = false;
-      // a first seed that keeps reporting progress until a worker has finished a seed (30 s at most)
-      const longFirst = {
-        ...agent,
-        async run(cfg: never, ctx: Parameters<typeof agent.run>[1]) {
-          for (let t = 0; first && t < 3000; t++) {
-            ctx.onProgress?.(0, 1);
-            workerDoneDuringFirst = pool.stats().itemsByWorkers > 0;
-            if (workerDoneDuringFirst) break;
-            await new Promise((r) => setTimeout(r, 10));
-          }
-          first = false;
-          return agent.run(cfg, ctx);
-        },
-      } as unknown as Experiment;
+      // the first seed keeps reporting progress until a worker has finished a seed
+      const longFirst = heldUntilAWorkerFinishes(() => pool.stats().itemsByWorkers, 0, true);
       const seeds = [6, 3, 9, 1];
-      const outcomes = await pool.runner(longFirst).runAll(seeds.map((seed) => ({ config, seed })));
-      expect(workerDoneDuringFirst).toBe(true);
+      const outcomes = await pool
+        .runner(longFirst.experiment)
+        .runAll(seeds.map((seed) => ({ config, seed })));
+      expect(longFirst.sawWorker()).toBe(true);
       expect(pool.stats().workersStarted).toBe(1);
       expect(recordsOf(outcomes)).toEqual(await serialRecords(seeds));
     } finally {
