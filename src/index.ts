@@ -125,6 +125,37 @@ export {
   rolloutIsWeights,
   rolloutRejectionMask,
 } from './core/rolloutCorrection.js';
+// ── Other frameworks' training–inference corrections (TRL, OpenRLHF), one comparable summary ────
+export {
+  TRL_VLLM_IS_DEFAULTS,
+  TRL_VLLM_IS_MODES,
+  type TrlVllmIsMode,
+  type TrlVllmIsOptions,
+  trlVllmImportanceSampling,
+} from './core/trlVllmIs.js';
+export {
+  OPENRLHF_IS_CORRECTION_TYPES,
+  OPENRLHF_IS_DEFAULTS,
+  type OpenRlhfIsCorrectionType,
+  type OpenRlhfIsOptions,
+  openrlhfVllmImportanceSampling,
+} from './core/openrlhfVllmIs.js';
+export {
+  type CorrectionOutOptions,
+  type CorrectionSummary,
+  correctionSummary,
+  type FrameworkCorrectionResult,
+} from './core/correctionSummary.js';
+export {
+  type CorrectionFramework,
+  EXTRA_CORRECTION_MODES,
+  type ExtraCorrectionMode,
+  type ExtraCorrectionPairParam,
+  type ExtraCorrectionParam,
+  extraCorrectionLabel,
+  findExtraCorrectionMode,
+  resolveExtraCorrectionParams,
+} from './core/extraCorrectionModes.js';
 export { type ValueLossInputs, type ValueLossResult, valueLoss } from './core/valueLoss.js';
 export {
   computeEntropyLoss,
