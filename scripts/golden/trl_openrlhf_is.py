@@ -12,7 +12,7 @@ so a reviewer can check the transcription against the cited source:
 
 * TRL, commit f2cd57710ae345ea6428ae95363267fcf38a3dc8 (2026-07-24), trl/trainer/grpo_trainer.py,
   GRPOTrainer._generate_and_score_completions: the block "Compute the importance sampling ratio when
-  using vLLM" (lines 2579-2623) and the `sampling/...` metrics (lines 2779-2813); defaults from
+  using vLLM" (lines 2578-2623) and the `sampling/...` metrics (lines 2779-2813); defaults from
   trl/trainer/grpo_config.py (GRPOConfig fields and __post_init__, lines 915-952, 1026-1150).
 * OpenRLHF, commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7 (2026-08-13), openrlhf/models/loss.py,
   PolicyLoss.forward (lines 195-218) and openrlhf/models/utils.py masked_mean (lines 166-169);

@@ -3,7 +3,7 @@
  * bounds, and the `sampling/...` metrics TRL logs for it. Reproduces TRL commit
  * f2cd57710ae345ea6428ae95363267fcf38a3dc8 (2026-07-24), `trl/trainer/grpo_trainer.py`,
  * `GRPOTrainer._generate_and_score_completions` (the block "Compute the importance sampling ratio
- * when using vLLM", lines 2579-2623, and the metrics at lines 2779-2813); options and defaults from
+ * when using vLLM", lines 2578-2623, and the metrics at lines 2779-2813); options and defaults from
  * `trl/trainer/grpo_config.py` (`GRPOConfig`, lines 915-952 and `__post_init__` 1122-1150). The
  * weights multiply the per-token loss at line 3118. Golden cases: `test/golden/trl-openrlhf-is.json`
  * from `scripts/golden/trl_openrlhf_is.py`, a line-by-line numpy transcription.
