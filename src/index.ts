@@ -201,6 +201,19 @@ export {
   ratioStatsByLag,
 } from './core/lagStats.js';
 
+// ── Training–inference mismatch: number formats, truncated sampling, an inference engine ───────
+export {
+  type OverflowMode,
+  PRECISION_NAMES,
+  PRECISION_SPECS,
+  type PrecisionFormat,
+  type PrecisionSpec,
+  parsePrecision,
+  type RoundOptions,
+  roundArrayToPrecision,
+  roundToPrecision,
+} from './core/precision.js';
+
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 
