@@ -214,6 +214,14 @@ export {
   roundToPrecision,
 } from './core/precision.js';
 
+export {
+  sampleTruncated,
+  type TruncatedSample,
+  type TruncationOptions,
+  truncatedLogProbs,
+  truncationMask,
+} from './policy/truncatedSampling.js';
+
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 
