@@ -222,6 +222,13 @@ export {
   truncationMask,
 } from './policy/truncatedSampling.js';
 
+export {
+  EngineAgent,
+  EngineWeightSync,
+  InferenceEngine,
+  type InferenceEngineOptions,
+} from './policy/inferenceEngine.js';
+
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 

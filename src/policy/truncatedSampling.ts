@@ -139,14 +139,19 @@ function markKept(
   return n;
 }
 
-/** `max` and `log Σ exp(z − max)` over the tokens with `keep[v]` (all when `keep` is null). */
-function logSumExpOver(logits: ArrayLike<number>, keep: Uint8Array | null): number {
+/**
+ * `log softmax(z)_v` over the tokens with `keep[u]` (all when `keep` is null), as
+ * `(z_v − max) − log Σ_u exp(z_u − max)` summed in token order: the same operations, in the same
+ * order, as `SequenceModel.logProbs`, so that an untruncated float64 engine reproduces the trainer's
+ * log-probs bit for bit.
+ */
+function logProbOver(logits: ArrayLike<number>, keep: Uint8Array | null, v: number): number {
   const V = logits.length;
   let max = Number.NEGATIVE_INFINITY;
-  for (let v = 0; v < V; v++) if (!keep || keep[v]) max = Math.max(max, logits[v] as number);
+  for (let u = 0; u < V; u++) if (!keep || keep[u]) max = Math.max(max, logits[u] as number);
   let sum = 0;
-  for (let v = 0; v < V; v++) if (!keep || keep[v]) sum += Math.exp((logits[v] as number) - max);
-  return max + Math.log(sum);
+  for (let u = 0; u < V; u++) if (!keep || keep[u]) sum += Math.exp((logits[u] as number) - max);
+  return (logits[v] as number) - max - Math.log(sum);
 }
 
 /**
@@ -189,8 +194,14 @@ export function truncatedLogProbs(
       details: { field: 'out', expected: V, actual: res.length },
     });
   }
-  const lse = logSumExpOver(logits, keep);
-  for (let v = 0; v < V; v++) res[v] = keep[v] ? (logits[v] as number) - lse : Number.NEGATIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let v = 0; v < V; v++) if (keep[v]) max = Math.max(max, logits[v] as number);
+  let sum = 0;
+  for (let v = 0; v < V; v++) if (keep[v]) sum += Math.exp((logits[v] as number) - max);
+  const logSum = Math.log(sum);
+  // (z − max) − log Σ, as logProbOver and SequenceModel.logProbs compute it
+  for (let v = 0; v < V; v++)
+    res[v] = keep[v] ? (logits[v] as number) - max - logSum : Number.NEGATIVE_INFINITY;
   return res;
 }
 
@@ -219,11 +230,11 @@ export function sampleTruncated(
   const weights = new Float64Array(V);
   for (let v = 0; v < V; v++) weights[v] = keep[v] ? Math.exp((logits[v] as number) - max) : 0;
   const token = rng.categorical(weights);
-  const z = logits[token] as number;
+  const engineLogProb = logProbOver(logits, keep, token);
   return {
     token,
-    engineLogProb: z - logSumExpOver(logits, keep),
-    fullLogProb: kept === V ? z - logSumExpOver(logits, keep) : z - logSumExpOver(logits, null),
+    engineLogProb,
+    fullLogProb: kept === V ? engineLogProb : logProbOver(logits, null, token),
     kept,
   };
 }
