@@ -229,6 +229,15 @@ export {
   type InferenceEngineOptions,
 } from './policy/inferenceEngine.js';
 
+export {
+  PRIME_RL_TOKEN_EXPORT_KEYS,
+  primeRlTokenExportLine,
+  primeRlTokenExportLines,
+  type TokenExportOptions,
+  type TokenExportSequence,
+  writePrimeRlTokenExportStep,
+} from './report/primeRlTokenExport.js';
+
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 

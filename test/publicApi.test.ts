@@ -94,6 +94,10 @@ const PUBLIC = {
     'EngineAgent',
     'EngineWeightSync',
     'InferenceEngine',
+    'PRIME_RL_TOKEN_EXPORT_KEYS',
+    'primeRlTokenExportLine',
+    'primeRlTokenExportLines',
+    'writePrimeRlTokenExportStep',
   ],
   random: ['Rng'],
   statistics: [
@@ -153,7 +157,7 @@ describe('public API (src/index.ts)', () => {
     const listed = Object.values(PUBLIC).flat();
     expect(new Set(listed).size).toBe(listed.length); // no name in two groups
     expect(Object.keys(api).sort()).toEqual([...listed].sort());
-    expect(listed.length).toBe(126);
+    expect(listed.length).toBe(130);
   });
 
   it('does not export internal helpers (validators, accumulator slots, unchecked primitives)', () => {
