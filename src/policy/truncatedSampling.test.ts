@@ -74,7 +74,10 @@ describe('truncated sampling: direct computation', () => {
     const rng = new Rng(11);
     const counts = [0, 0, 0, 0];
     const n = 20000;
-    for (let i = 0; i < n; i++) counts[sampleTruncated(z, rng, { topK: 3 }).token]++;
+    for (let i = 0; i < n; i++) {
+      const t = sampleTruncated(z, rng, { topK: 3 }).token;
+      counts[t] = (counts[t] as number) + 1;
+    }
     const p = [0.5, 0.3, 0.15].map((x) => x / 0.95).concat(0);
     counts.forEach((c, v) => {
       const sd = Math.sqrt(n * (p[v] as number) * (1 - (p[v] as number)));

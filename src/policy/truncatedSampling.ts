@@ -36,9 +36,9 @@ import type { Rng } from '../random.js';
 /** Truncation options (vLLM `SamplingParams.top_k`, `top_p`). */
 export interface TruncationOptions {
   /** Keep the k highest logits (ties with the k-th kept); integer ≥ 1; default undefined = off (vLLM 0/−1). */
-  topK?: number;
+  topK?: number | undefined;
   /** Nucleus mass in (0, 1]; default 1 = off. */
-  topP?: number;
+  topP?: number | undefined;
 }
 
 /** One draw of {@link sampleTruncated}. */
