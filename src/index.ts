@@ -234,7 +234,9 @@ export {
   primeRlTokenExportLine,
   primeRlTokenExportLines,
   type TokenExportOptions,
+  type BatchExportColumns,
   type TokenExportSequence,
+  tokenExportSequences,
   writePrimeRlTokenExportStep,
 } from './report/primeRlTokenExport.js';
 

@@ -11,12 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { packSequences } from '../policy/sequenceModel.js';
 import {
   PRIME_RL_TOKEN_EXPORT_KEYS,
   primeRlTokenExportLine,
   primeRlTokenExportLines,
   pythonFloatRepr,
   type TokenExportSequence,
+  tokenExportSequences,
   writePrimeRlTokenExportStep,
 } from './primeRlTokenExport.js';
 
@@ -276,5 +278,44 @@ describe('primeRlTokenExportLines and the writer', () => {
     );
     expect(existsSync(join(dir, 'token_exports'))).toBe(false);
     expect(() => writePrimeRlTokenExportStep(dir, -1, [])).toThrow(/^step: expected an integer >= 0/);
+  });
+});
+
+describe('tokenExportSequences', () => {
+  // rows: prompt [7, 8] + response [1, 2, 3] (token 2 is environment output); prompt [9] + response [4]
+  const batch = packSequences([[7, 8], [9]], [[1, 2, 3], [4]]);
+  const columns = {
+    trainerLogProbs: [-0.1, -0.2, -0.3, -0.4, 0, 0],
+    inferenceLogProbs: [-0.11, 99, -0.33, -0.44, 0, 0],
+    responseMask: [1, 0, 1, 1, 0, 0],
+    advantages: [0.5, -1],
+    entropy: [1, 2, 3, 4, 0, 0],
+  };
+
+  it('aligns response columns with token positions, prompt included, as prime-rl does', () => {
+    const [a, b] = tokenExportSequences(batch, columns, 'arith');
+    expect(batch.responseCols).toBe(3);
+    expect(a?.tokenIds).toEqual([7, 8, 1, 2, 3]);
+    expect(a?.lossMask).toEqual([false, false, true, false, true]);
+    expect(a?.trainerLogprobs).toEqual([0, 0, -0.1, -0.2, -0.3]);
+    expect(a?.inferenceLogprobs).toEqual([0, 0, -0.11, 0, -0.33]);
+    expect(a?.advantages).toEqual([0, 0, 0.5, 0, 0.5]);
+    expect(a?.entropy).toEqual([0, 0, 1, 2, 3]);
+    expect(b?.tokenIds).toEqual([9, 4]);
+    expect(b?.lossMask).toEqual([false, true]);
+    expect(b?.inferenceLogprobs).toEqual([0, -0.44]);
+    expect(b?.advantages).toEqual([0, -1]);
+    const line = JSON.parse(
+      primeRlTokenExportLines(1, [tokenExportSequences(batch, columns, 'arith')])[0] as string,
+    );
+    expect(line.env_name).toBe('arith');
+    expect(line.log_importance_ratio[2]).toBeCloseTo(0.01, 6);
+  });
+
+  it('names a column of the wrong length', () => {
+    expect(() => tokenExportSequences(batch, { ...columns, entropy: [1] })).toThrow(
+      /^entropy: expected 6 values \[2, 3\]/,
+    );
+    expect(() => tokenExportSequences(batch, { ...columns, advantages: [1, 2, 3] })).toThrow(/^advantages:/);
   });
 });

@@ -44,6 +44,7 @@
 import { linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
+import type { SequenceBatch } from '../policy/sequenceModel.js';
 
 /** prime-rl's `SCHEMA_VERSION`. */
 export const PRIME_RL_TOKEN_EXPORT_SCHEMA_VERSION = 1;
@@ -391,4 +392,87 @@ export function writePrimeRlTokenExportStep(
     writeNew(stable, '');
   }
   return { file, stable, lines: lines.length };
+}
+
+/** The per-response-token columns of a packed batch, each `[rows, responseCols]` row-major. */
+export interface BatchExportColumns {
+  /** The trainer's log-probs (`SequenceModel.logProbs`). */
+  trainerLogProbs: ArrayLike<number>;
+  /** The engine's log-probs of the tokens it sampled (any value where `responseMask` is 0). */
+  inferenceLogProbs: ArrayLike<number>;
+  /** 1 where the token is the policy's own (trained on), 0 for environment tokens and padding. */
+  responseMask: ArrayLike<number>;
+  /** Advantage per token (`[rows, responseCols]`), or one per row (length `rows`). */
+  advantages: ArrayLike<number>;
+  /** The trainer's entropy per response position (`SequenceModel.entropies`). */
+  entropy: ArrayLike<number>;
+}
+
+/**
+ * The sequences of a packed {@link SequenceBatch} as {@link TokenExportSequence}s, aligned the way
+ * prime-rl aligns them: one entry per token of the whole sequence (prompt included), position t
+ * holding the values for token t. Response token t of row b reads column `t − starts[b]` of the
+ * `[rows, responseCols]` inputs. The loss mask is `responseMask` on response tokens and false on the
+ * prompt; `inference_logprobs` and `advantages` are 0 outside the loss mask (as in prime-rl's
+ * batches: the engine sampled neither the prompt nor tool output); `trainer_logprobs` and `entropy`
+ * are 0 on prompt tokens, which the lab's trainer does not score (prime-rl writes the model's values
+ * there; they are never loss tokens). `envName` names every sequence (default null).
+ * Errors: SHAPE_MISMATCH naming the column whose length is not `rows · responseCols` (or `rows` for
+ * per-row advantages).
+ */
+export function tokenExportSequences(
+  batch: SequenceBatch,
+  columns: BatchExportColumns,
+  envName: string | null = null,
+): TokenExportSequence[] {
+  const { rows, cols, tokens, lengths, starts, responseCols } = batch;
+  const n = rows * responseCols;
+  const named: [string, ArrayLike<number>][] = [
+    ['trainerLogProbs', columns.trainerLogProbs],
+    ['inferenceLogProbs', columns.inferenceLogProbs],
+    ['responseMask', columns.responseMask],
+    ['entropy', columns.entropy],
+  ];
+  for (const [field, values] of named) {
+    if (values.length !== n) {
+      throw new LabError(
+        'SHAPE_MISMATCH',
+        `${field}: expected ${n} values [${rows}, ${responseCols}], got ${values.length}`,
+        {
+          details: { field, expected: n, actual: values.length },
+        },
+      );
+    }
+  }
+  const perRow = columns.advantages.length === rows && rows !== n;
+  if (!perRow && columns.advantages.length !== n) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `advantages: expected ${n} values [${rows}, ${responseCols}] or ${rows} (one per row), got ${columns.advantages.length}`,
+      { details: { field: 'advantages', expected: n, actual: columns.advantages.length } },
+    );
+  }
+  const out: TokenExportSequence[] = [];
+  for (let b = 0; b < rows; b++) {
+    const L = lengths[b] as number;
+    const s = starts[b] as number;
+    const tokenIds = Array.from(tokens.subarray(b * cols, b * cols + L));
+    const lossMask: boolean[] = [];
+    const advantages: number[] = [];
+    const inferenceLogprobs: number[] = [];
+    const trainerLogprobs: number[] = [];
+    const entropy: number[] = [];
+    for (let t = 0; t < L; t++) {
+      const k = b * responseCols + (t - s);
+      const inLoss = t >= s && (columns.responseMask[k] as number) === 1;
+      lossMask.push(inLoss);
+      const adv = perRow ? (columns.advantages[b] as number) : t >= s ? (columns.advantages[k] as number) : 0;
+      advantages.push(inLoss ? adv : 0);
+      inferenceLogprobs.push(inLoss ? (columns.inferenceLogProbs[k] as number) : 0);
+      trainerLogprobs.push(t >= s ? (columns.trainerLogProbs[k] as number) : 0);
+      entropy.push(t >= s ? (columns.entropy[k] as number) : 0);
+    }
+    out.push({ tokenIds, lossMask, advantages, inferenceLogprobs, trainerLogprobs, entropy, envName });
+  }
+  return out;
 }
