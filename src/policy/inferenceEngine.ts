@@ -17,7 +17,21 @@
  *   logits_t = round(h_t·Wo + bo)                          (the LM head's output)
  *
  * Matmuls accumulate in float64 and round their output once, as tensor-core kernels accumulate in
- * fp32 and round the result to the output dtype. The operations and their order are exactly those of
+ * fp32 and round the result to the output dtype.
+ *
+ * That plain cast (`quantization: 'cast'`, the default) is the literal "everything in F". At fp8 it is
+ * not what an fp8 inference engine does, and it exaggerates the error (small weights flush to 0). vLLM's
+ * `quantization="fp8"` on a bf16 checkpoint (`Fp8LinearMethod`, vllm/model_executor/layers/quantization
+ * /fp8.py at 0071b24b) quantizes only the linear layers: each weight with one per-tensor scale
+ * (`ops.scaled_fp8_quant(layer.weight, scale=None)`: s = amax|W| / 448, W ≈ s · fp8(W / s)), each input
+ * activation with a dynamic scale per token (`use_per_token_if_dynamic`), and the GEMM writes bf16
+ * (`out_dtype` = the model dtype); embeddings and the LM head (not `LinearBase`) stay bf16.
+ * `quantization: 'w8a8'` (fp8 precisions only) does that here:
+ *
+ *   every weight ← bf16(W);  Wx, Wh ← s_W · fp8(W / s_W), s_W = amax|W| / max_fp8
+ *   x_t = bf16(E[tok_t] + P[t]),  x̂ = s_x · fp8(x_t / s_x), s_x = amax|x_t| / max_fp8   (per token)
+ *   a_t = bf16(x̂·Wx + bx),  c_t = bf16(ĥ_{t−1}·Wh + bh) with ĥ quantized like x̂
+ *   h_t = bf16(…),  logits_t = bf16(h_t·Wo + bo)                                         (head in bf16) The operations and their order are exactly those of
  * `SequenceModel.logProbs` (the same factorised input projection `(E·Wx)[tok] + (P·Wx)[t]`, the same
  * summation order), so at `fp64` (round = identity) and without truncation the engine's log-probs
  * equal the trainer's bit for bit: every difference the engine shows comes from a knob.
@@ -47,6 +61,31 @@ export interface InferenceEngineOptions extends TruncationOptions {
   precision?: PrecisionFormat;
   /** Overflow handling of the format (default: the format's own, see `core/precision.ts`). */
   overflow?: OverflowMode;
+  /**
+   * `engine_quantization`: `cast` (default) rounds every weight and output to `precision`; `w8a8` is
+   * vLLM's fp8 scheme (scaled fp8 linear layers, bf16 elsewhere; fp8 precisions only). See the file comment.
+   */
+  quantization?: 'cast' | 'w8a8';
+}
+
+/** `v[o .. o+n)` quantized to `format` with one scale `amax / max` (vLLM `scaled_fp8_quant`, dynamic). */
+function scaledQuantize(
+  v: Float64Array,
+  o: number,
+  n: number,
+  format: PrecisionFormat,
+  out: Float64Array,
+): void {
+  let amax = 0;
+  for (let i = 0; i < n; i++) amax = Math.max(amax, Math.abs(v[o + i] as number));
+  if (amax === 0) {
+    for (let i = 0; i < n; i++) out[i] = 0;
+    return;
+  }
+  const scale = amax / PRECISION_SPECS[format].maxFinite;
+  for (let i = 0; i < n; i++) {
+    out[i] = roundToPrecision((v[o + i] as number) / scale, format, { overflow: 'saturate' }) * scale;
+  }
 }
 
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
@@ -63,6 +102,9 @@ export class InferenceEngine {
   readonly dModel: number;
   readonly precision: PrecisionFormat;
   readonly overflow: OverflowMode;
+  readonly quantization: 'cast' | 'w8a8';
+  /** The format of matmul outputs, state and logits: `precision` when casting, bf16 in `w8a8`. */
+  private readonly outFormat: PrecisionFormat;
   readonly truncation: Readonly<TruncationOptions>;
   /** The trainer update the weights were taken at (the `update` of the last {@link sync}). */
   version = 0;
@@ -73,6 +115,12 @@ export class InferenceEngine {
   private readonly whT: Float64Array;
   private readonly woT: Float64Array;
   private readonly gate: Float64Array;
+  // w8a8 scratch: the token's input x_t, and x_t, h_{t−1} quantized
+  private readonly x: Float64Array;
+  private readonly xq: Float64Array;
+  private readonly hq: Float64Array;
+  /** a_t = x_t·Wx + bx of the current step, [3d]. */
+  private readonly aIn: Float64Array;
   private h: Float64Array;
   private hNext: Float64Array;
   /** Logits of the next token after the last {@link feed} (rounded to the precision). */
@@ -91,6 +139,25 @@ export class InferenceEngine {
       });
     }
     checkTruncation(options);
+    const quantization = options.quantization ?? 'cast';
+    if (quantization !== 'cast' && quantization !== 'w8a8') {
+      throw new LabError(
+        'UNKNOWN_MODE',
+        `engine_quantization: unknown scheme '${quantization}' (cast or w8a8)`,
+        {
+          details: { field: 'engine_quantization', value: quantization },
+        },
+      );
+    }
+    if (quantization === 'w8a8' && precision !== 'fp8_e4m3' && precision !== 'fp8_e5m2') {
+      throw new LabError(
+        'BAD_ARGUMENT',
+        `engine_quantization: w8a8 needs an fp8 engine_precision, got ${precision}`,
+        { details: { field: 'engine_quantization', value: quantization, precision } },
+      );
+    }
+    this.quantization = quantization;
+    this.outFormat = quantization === 'w8a8' ? 'bf16' : precision;
     this.precision = precision;
     this.overflow = options.overflow ?? PRECISION_SPECS[precision].defaultOverflow;
     roundToPrecision(0, precision, { overflow: this.overflow }); // validates the overflow mode
@@ -111,6 +178,10 @@ export class InferenceEngine {
     this.whT = new Float64Array(3 * d * d);
     this.woT = new Float64Array(this.vocab * d);
     this.gate = new Float64Array(3 * d);
+    this.x = new Float64Array(d);
+    this.xq = new Float64Array(d);
+    this.hq = new Float64Array(d);
+    this.aIn = new Float64Array(3 * d);
     this.h = new Float64Array(d);
     this.hNext = new Float64Array(d);
     this.logits = new Float64Array(this.vocab);
@@ -118,7 +189,7 @@ export class InferenceEngine {
   }
 
   private round(x: number): number {
-    return this.precision === 'fp64' ? x : roundToPrecision(x, this.precision, { overflow: this.overflow });
+    return this.outFormat === 'fp64' ? x : roundToPrecision(x, this.outFormat, { overflow: this.overflow });
   }
 
   /**
@@ -132,7 +203,19 @@ export class InferenceEngine {
         details: { field: 'model', expected: this.params.length, actual: model.size },
       });
     }
-    roundArrayToPrecision(model.params, this.precision, this.params, { overflow: this.overflow });
+    if (this.quantization === 'cast') {
+      roundArrayToPrecision(model.params, this.precision, this.params, { overflow: this.overflow });
+    } else {
+      // the bf16 checkpoint, then the two linear layers in scaled fp8
+      roundArrayToPrecision(model.params, 'bf16', this.params);
+      for (const t of model.tensors) {
+        if (t.name !== 'w_x' && t.name !== 'w_h') continue;
+        const n = t.rows * t.cols;
+        const q = new Float64Array(n);
+        scaledQuantize(this.params, t.offset, n, this.precision, q);
+        this.params.set(q, t.offset);
+      }
+    }
     for (let i = 0; i < this.params.length; i++) {
       if (!Number.isFinite(this.params[i] as number)) {
         throw new LabError(
@@ -173,9 +256,11 @@ export class InferenceEngine {
     const d = this.dModel;
     const d3 = 3 * d;
     const p = this.params;
-    this.projectRows(this.off.token_embedding, 0, this.vocab, this.xwTok);
-    this.projected = Math.min(64, this.context);
-    this.projectRows(this.off.position_embedding, 0, this.projected, this.xwPos);
+    if (this.quantization === 'cast') {
+      this.projectRows(this.off.token_embedding, 0, this.vocab, this.xwTok);
+      this.projected = Math.min(64, this.context);
+      this.projectRows(this.off.position_embedding, 0, this.projected, this.xwPos);
+    }
     const wh = this.off.w_h;
     for (let k = 0; k < d; k++)
       for (let j = 0; j < d3; j++) this.whT[j * d + k] = p[wh + k * d3 + j] as number;
@@ -216,7 +301,7 @@ export class InferenceEngine {
         },
       );
     }
-    if (this.position >= this.projected) {
+    if (this.quantization === 'cast' && this.position >= this.projected) {
       const to = Math.min(this.context, 2 * this.projected);
       this.projectRows(this.off.position_embedding, this.projected, to, this.xwPos);
       this.projected = to;
@@ -232,27 +317,47 @@ export class InferenceEngine {
     const hp = this.h;
     const first = this.position === 0;
     const wt = this.whT;
+    const w8a8 = this.quantization === 'w8a8';
+    // the recurrent GEMM's input: h_{t−1}, quantized per token in w8a8
+    let hIn = hp;
+    if (w8a8 && !first) {
+      scaledQuantize(hp, 0, d, this.precision, this.hq);
+      hIn = this.hq;
+    }
     for (let j = 0; j < d3; j++) {
       let acc = p[bh + j] as number;
       if (!first) {
         const w = j * d;
-        for (let k = 0; k < d; k++) acc += (hp[k] as number) * (wt[w + k] as number);
+        for (let k = 0; k < d; k++) acc += (hIn[k] as number) * (wt[w + k] as number);
       }
       g[j] = this.round(acc);
     }
+    if (w8a8) {
+      // x_t = bf16(E[tok] + P[t]), quantized per token, times the scaled-fp8 Wx
+      const e = this.off.token_embedding + token * d;
+      const pe = this.off.position_embedding + this.position * d;
+      for (let k = 0; k < d; k++) this.x[k] = this.round((p[e + k] as number) + (p[pe + k] as number));
+      scaledQuantize(this.x, 0, d, this.precision, this.xq);
+      const wx = this.off.w_x;
+      for (let j = 0; j < d3; j++) {
+        let acc = 0;
+        for (let k = 0; k < d; k++) acc += (this.xq[k] as number) * (p[wx + k * d3 + j] as number);
+        this.aIn[j] = this.round(acc + (p[bx + j] as number));
+      }
+    } else {
+      // a_t = T_tok[tok] + T_pos[t] + bx from the tables (the trainer's factorisation)
+      for (let j = 0; j < d3; j++) {
+        this.aIn[j] = this.round(
+          (this.xwTok[xt + j] as number) + (this.xwPos[xp + j] as number) + (p[bx + j] as number),
+        );
+      }
+    }
+    const a = this.aIn;
     const out = this.hNext;
     for (let j = 0; j < d; j++) {
-      const ar = this.round(
-        (this.xwTok[xt + j] as number) + (this.xwPos[xp + j] as number) + (p[bx + j] as number),
-      );
-      const az = this.round(
-        (this.xwTok[xt + d + j] as number) + (this.xwPos[xp + d + j] as number) + (p[bx + d + j] as number),
-      );
-      const an = this.round(
-        (this.xwTok[xt + 2 * d + j] as number) +
-          (this.xwPos[xp + 2 * d + j] as number) +
-          (p[bx + 2 * d + j] as number),
-      );
+      const ar = a[j] as number;
+      const az = a[d + j] as number;
+      const an = a[2 * d + j] as number;
       const r = sigmoid(ar + (g[j] as number));
       const z = sigmoid(az + (g[d + j] as number));
       const n = Math.tanh(an + r * (g[2 * d + j] as number));
