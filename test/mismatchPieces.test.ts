@@ -74,7 +74,10 @@ describe('engine -> trainer -> prime-rl dump', () => {
     }
     expect(dumped.length).toBe(96);
     // verl's k3 with logprob = behaviour, ref = trainer: exp(d) − d − 1 with d = trainer − behaviour
-    const k3 = klPenalty({ logprob: inference, refLogprob: trained }, 'low_var_kl');
+    const k3 = klPenalty(
+      { logprob: Float32Array.from(inference), refLogprob: Float32Array.from(trained) },
+      'low_var_kl',
+    );
     dumped.forEach((x, i) => {
       expect(x).toBeCloseTo(k3[i] as number, 5);
     });

@@ -58,14 +58,14 @@ import {
 /** The engine's knobs. */
 export interface InferenceEngineOptions extends TruncationOptions {
   /** `engine_precision`: the format weights and matmul outputs are rounded to; default `fp64` (none). */
-  precision?: PrecisionFormat;
+  precision?: PrecisionFormat | undefined;
   /** Overflow handling of the format (default: the format's own, see `core/precision.ts`). */
-  overflow?: OverflowMode;
+  overflow?: OverflowMode | undefined;
   /**
    * `engine_quantization`: `cast` (default) rounds every weight and output to `precision`; `w8a8` is
    * vLLM's fp8 scheme (scaled fp8 linear layers, bf16 elsewhere; fp8 precisions only). See the file comment.
    */
-  quantization?: 'cast' | 'w8a8';
+  quantization?: 'cast' | 'w8a8' | undefined;
 }
 
 /** `v[o .. o+n)` quantized to `format` with one scale `amax / max` (vLLM `scaled_fp8_quant`, dynamic). */
