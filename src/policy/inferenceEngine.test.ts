@@ -55,6 +55,16 @@ describe('InferenceEngine at fp64 without truncation', () => {
     }
   });
 
+  it('stays bit-identical past the 64 positions projected at sync (rows are added as generation reaches them)', () => {
+    const model = new SequenceModel({ vocab: V, context: 150, dModel: 6 }, new Rng(2));
+    const rng = new Rng(6);
+    const prompt = [1, 2];
+    const response = Array.from({ length: 140 }, () => rng.int(0, V - 1));
+    const batch = packSequences([prompt], [response]);
+    const scored = new InferenceEngine(model).scoreBatch(batch);
+    expect(Array.from(scored.full)).toEqual(Array.from(model.logProbs(batch)));
+  });
+
   it("draws the same tokens as the model's own sampler from the same stream", () => {
     const model = makeModel();
     const engine = new InferenceEngine(model);
@@ -153,14 +163,20 @@ describe('InferenceEngine at lower precision', () => {
     }
   });
 
-  it('stores its weights in the format (every weight is a fixed point of the rounding)', () => {
+  it('cast stores every weight, and writes every logit, in the format (fixed points of the rounding)', () => {
     const model = makeModel();
-    const engine = new InferenceEngine(model, { precision: 'fp8_e4m3' });
-    const probe = new InferenceEngine(model, { precision: 'fp8_e4m3' });
-    engine.feed(1);
-    probe.feed(1);
-    expect(Array.from(engine.logits)).toEqual(Array.from(probe.logits));
-    for (const z of engine.logits) expect(Math.abs(z) <= 448).toBe(true);
+    for (const precision of ['bf16', 'fp16', 'fp8_e4m3'] as const) {
+      const engine = new InferenceEngine(model, { precision });
+      const params = (engine as unknown as { params: Float64Array }).params;
+      let changed = 0;
+      params.forEach((v, i) => {
+        expect(roundToPrecision(v, precision)).toBe(v);
+        if (v !== model.params[i]) changed++;
+      });
+      expect(changed).toBeGreaterThan(params.length / 2); // the trainer's doubles are not in the format
+      engine.feed(1);
+      for (const z of engine.logits) expect(roundToPrecision(z, precision)).toBe(z);
+    }
   });
 });
 
