@@ -232,6 +232,45 @@ export {
   ratioStatsByLag,
 } from './core/lagStats.js';
 
+// ── Training–inference mismatch: number formats, truncated sampling, an inference engine ───────
+export {
+  type OverflowMode,
+  PRECISION_NAMES,
+  PRECISION_SPECS,
+  type PrecisionFormat,
+  type PrecisionSpec,
+  parsePrecision,
+  type RoundOptions,
+  roundArrayToPrecision,
+  roundToPrecision,
+} from './core/precision.js';
+
+export {
+  sampleTruncated,
+  type TruncatedSample,
+  type TruncationOptions,
+  truncatedLogProbs,
+  truncationMask,
+} from './policy/truncatedSampling.js';
+
+export {
+  EngineAgent,
+  EngineWeightSync,
+  InferenceEngine,
+  type InferenceEngineOptions,
+} from './policy/inferenceEngine.js';
+
+export {
+  PRIME_RL_TOKEN_EXPORT_KEYS,
+  primeRlTokenExportLine,
+  primeRlTokenExportLines,
+  type TokenExportOptions,
+  type BatchExportColumns,
+  type TokenExportSequence,
+  tokenExportSequences,
+  writePrimeRlTokenExportStep,
+} from './report/primeRlTokenExport.js';
+
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
 
