@@ -204,6 +204,31 @@ describe('labs audit: generic preset', () => {
   });
 });
 
+describe('labs audit: thresholds', () => {
+  it('refuses a pass value at or below the fail value instead of misclassifying groups', async () => {
+    // before: passValue 0, failValue 1 ran and counted the all-right group as all_wrong
+    const file = join(dir, 'thresholds.jsonl');
+    await writeJsonl(file, [
+      { step: 1, group: 'g', task: 't', reward: 1 },
+      { step: 1, group: 'g', task: 't', reward: 1 },
+    ]);
+    for (const [passValue, failValue] of [
+      [0, 1],
+      [0.5, 0.5],
+    ] as const) {
+      const e = await auditError(runAudit(file, { passValue, failValue }));
+      expect(e.code).toBe('BAD_ARGUMENT');
+      expect(e.message).toMatch(
+        new RegExp(`^passValue ${passValue} must be greater than failValue ${failValue}`),
+      );
+    }
+    for (const passValue of [Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect((await auditError(runAudit(file, { passValue }))).code).toBe('BAD_ARGUMENT');
+    }
+    expect((await runAudit(file)).metrics.all_right_groups).toBe(1);
+  });
+});
+
 describe('labs audit: verl preset', () => {
   it('a directory of <step>.jsonl files; group = (step, input); extras ignored', async () => {
     const d = join(dir, 'verl');

@@ -96,6 +96,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
   const opts: AuditOptions = { ...AUDIT_DEFAULTS, ...options };
   const preset = auditPreset(opts.preset);
   const mapping = resolveColumns(preset, opts.columns, opts.reward);
+  checkThresholds(opts.passValue, opts.failValue);
   checkTrlOptions(opts, preset.grouping);
   checkZeroStdTol(opts.zeroStdTol);
   const dump = await listDumpFiles(path, preset);
@@ -149,6 +150,31 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
     return record;
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The thresholds: finite, and pass > fail. With pass < fail every all-right group would be counted
+ * all_wrong (the all_wrong test comes first); with pass == fail an all-equal group at that value would
+ * be all_wrong while each of its samples counts as correct (reward >= pass). Neither is meaningful.
+ */
+export function checkThresholds(passValue: number, failValue: number): void {
+  for (const [field, v] of [
+    ['passValue', passValue],
+    ['failValue', failValue],
+  ] as const) {
+    if (!Number.isFinite(v)) {
+      throw new LabError('BAD_ARGUMENT', `${field}: expected a finite number, got ${v}`, {
+        details: { field, value: v },
+      });
+    }
+  }
+  if (!(passValue > failValue)) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `passValue ${passValue} must be greater than failValue ${failValue}: an all-equal group at or above the pass value is all_right, at or below the fail value all_wrong`,
+      { details: { field: 'passValue', passValue, failValue } },
+    );
   }
 }
 
