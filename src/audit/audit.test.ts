@@ -316,6 +316,51 @@ describe('labs audit: verl preset', () => {
     },
   );
 
+  it('a UTF-8 byte order mark at the start of a file is skipped, and lines keep their numbers', async () => {
+    // before: '1.jsonl line 1: malformed JSON' (DuckDB's read_json refuses a BOM)
+    const d = join(dir, 'verl-bom');
+    await mkdir(d);
+    const rows = (step: number) => [
+      { input: 'q', output: 'a', score: 1, step },
+      { input: 'q', output: 'b', score: 0, step },
+      { input: 'r', output: 'c', score: 1, step },
+      { input: 'r', output: 'd', score: 1, step },
+    ];
+    const text = (step: number) =>
+      `${rows(step)
+        .map((r) => JSON.stringify(r))
+        .join('\n')}\n`;
+    await writeFile(join(d, '1.jsonl'), text(1));
+    await writeFile(join(d, '2.jsonl'), `\uFEFF${text(2)}`);
+    const rec = await runAudit(d, { preset: 'verl' });
+    const plain = [...rows(1), ...rows(2)].map((r) => ({
+      step: r.step,
+      group: r.input,
+      task: r.input,
+      reward: r.score,
+    }));
+    expectMatchesGroupby(rec, plain);
+    // the same numbers as the file without its BOM
+    await writeFile(join(dir, 'bom-single.jsonl'), `\uFEFF${text(1)}`);
+    await writeFile(join(dir, 'no-bom-single.jsonl'), text(1));
+    const a = await runAudit(join(dir, 'bom-single.jsonl'), { preset: 'verl' });
+    const b = await runAudit(join(dir, 'no-bom-single.jsonl'), { preset: 'verl' });
+    expect(a.metrics).toEqual(b.metrics);
+    expect(a.tables.per_task).toEqual(b.tables.per_task);
+    // a bad line after a BOM is still named by its physical line, as a parse error
+    await writeFile(join(d, '2.jsonl'), `\uFEFF${text(2)}{"input":"q" "score":1}\n`);
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/2\.jsonl line 5: malformed JSON/);
+    const skipped = await runAudit(d, { preset: 'verl', skipBadRows: true });
+    expect(skipped.metrics).toMatchObject({ rows: 8, bad_rows_skipped: 1 });
+    // a BOM on a later line is not the start of a file: that line is malformed
+    await writeFile(join(d, '2.jsonl'), `${text(2)}\uFEFF${JSON.stringify(rows(2)[0])}\n`);
+    expect((await auditError(runAudit(d, { preset: 'verl' }))).message).toMatch(
+      /2\.jsonl line 5: malformed JSON/,
+    );
+  });
+
   it('a duplicated key is refused with its line, and skipped and counted with --skip-bad-rows', async () => {
     const file = join(dir, 'dup-key.jsonl');
     await writeFile(

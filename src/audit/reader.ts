@@ -31,6 +31,8 @@ export interface BadRow {
   line?: number;
   row?: number;
   problem: string;
+  /** The line is not a readable JSON object (malformed, not an object, a duplicated key...). */
+  unreadable?: boolean;
 }
 
 export interface LoadedDump {
@@ -243,8 +245,23 @@ function rawLinesSql(plan: SourcePlan, files: readonly string[], select: readonl
         FROM (
           SELECT __file, __pos, rtrim(line, chr(13)) AS line FROM (
             SELECT filename AS __file, generate_subscripts(lines, 1) AS __pos, unnest(lines) AS line
-            FROM (SELECT filename, string_split(content, chr(10)) AS lines FROM read_text(${fileList(files)})))
+            FROM (SELECT filename, string_split(${stripBom('content')}, chr(10)) AS lines FROM read_text(${fileList(files)})))
           WHERE trim(rtrim(line, chr(13))) <> ''))))`;
+}
+
+/**
+ * A file's text without the UTF-8 byte order mark some Windows tools write at its start (U+FEFF;
+ * Python's json, which verl and TRL write with, never does, and `json.loads` would refuse it on a
+ * line). Only the start of the file: a BOM on a later line stays part of that line, which is then
+ * malformed.
+ */
+function stripBom(content: string): string {
+  return `CASE WHEN starts_with(${content}, chr(65279)) THEN substr(${content}, 2) ELSE ${content} END`;
+}
+
+/** DuckDB's read_json refusing a file that starts with a byte order mark. */
+function isBomError(e: unknown): boolean {
+  return /byte order mark/i.test(e instanceof Error ? e.message : String(e));
 }
 
 /** Typed canonical columns plus `problem` (NULL for a good row), over the raw relation. */
@@ -570,8 +587,11 @@ export async function loadDump(
     await db.exec(partsSql);
   } catch (e) {
     // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
-    // the line-by-line reader, which turns such lines into counted bad rows.
-    if (!options.skipBadRows || jsonErrorFile(e) === null) throw await jsonReadError(db, plan, e);
+    // the line-by-line reader, which turns such lines into counted bad rows. A file that starts with
+    // a byte order mark (which read_json refuses) is read line by line too, with the mark skipped.
+    if (jsonErrorFile(e) === null || (!options.skipBadRows && !isBomError(e))) {
+      throw await jsonReadError(db, plan, e);
+    }
     plan.rawLines = true;
     try {
       await defineSource();
@@ -633,8 +653,9 @@ export async function loadDump(
   if (badRows > 0 && !options.skipBadRows) {
     const first = badExamples[0];
     const where = first ? describeBad(first) : (dump.files[0] as string);
+    // An unreadable line is a parse error, as when the fast JSON reader meets it (jsonReadError).
     throw new LabError(
-      'BAD_VALUE',
+      first?.unreadable ? 'PARSE_ERROR' : 'BAD_VALUE',
       `${where}: ${first?.problem ?? 'malformed row'}${badRows > 1 ? ` (${badRows} bad rows in all)` : ''}; use --skip-bad-rows to skip and count them`,
       { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
     );
@@ -774,11 +795,14 @@ async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): 
     const located = { ...plan, rawLines: plan.format === 'jsonl' };
     const typed = typedSql(located, sourceSql(located, [file], true));
     const rows = await db.all(
-      `SELECT __pos AS pos, problem FROM (${typed}) WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
+      `SELECT __pos AS pos, problem, r_json_problem IS NOT NULL AS unreadable FROM (${typed})
+       WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
     );
     for (const r of rows) {
-      if (plan.format === 'jsonl') out.push({ file, line: Number(r.pos), problem: String(r.problem) });
-      else out.push({ file, row: Number(r.pos), problem: String(r.problem) });
+      const problem = String(r.problem);
+      if (plan.format === 'parquet') out.push({ file, row: Number(r.pos), problem });
+      else if (r.unreadable === true) out.push({ file, line: Number(r.pos), problem, unreadable: true });
+      else out.push({ file, line: Number(r.pos), problem });
     }
   }
   return out;
