@@ -635,6 +635,124 @@ describe('labs audit: trl preset', () => {
   });
 });
 
+describe('labs audit: inputs the engine used to report raw (issue 25, item 11)', () => {
+  const line = (o: object) => Buffer.from(`${JSON.stringify(o)}\n`);
+  const row = (step: number | string, group: string, reward: number, extra: object = {}) =>
+    line({ step, group, task: `task ${group}`, reward, ...extra });
+
+  it('bytes that are not UTF-8 are named at their physical line, and skipped with --skip-bad-rows', async () => {
+    // before: DuckDB's 'line 4' for a bad byte on line 3, and with --skip-bad-rows an error
+    // suggesting read_blob
+    const d = join(dir, 'not-utf8');
+    await mkdir(d);
+    await writeFile(join(d, '1.jsonl'), Buffer.concat([row(1, 'a', 1), row(1, 'a', 0)]));
+    const bad = Buffer.from('{"step":2,"group":"a","task":"t\xff\xfe","reward":0}\n', 'latin1');
+    await writeFile(
+      join(d, '2.jsonl'),
+      Buffer.concat([row(2, 'a', 1), Buffer.from('\n'), bad, row(2, 'a', 0), row(2, 'é', 1), row(2, 'é', 1)]),
+    );
+    const e = await auditError(runAudit(d));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/2\.jsonl line 3: not valid UTF-8 text; use --skip-bad-rows/);
+    expect(e.details).toMatchObject({ line: 3 });
+    const rec = await runAudit(d, { skipBadRows: true });
+    expect(rec.metrics).toMatchObject({ rows: 6, bad_rows_skipped: 1, groups: 3, all_right_groups: 1 });
+    expect(rec.tables.bad_rows).toEqual([
+      expect.objectContaining({ line: 3, problem: 'not valid UTF-8 text' }),
+    ]);
+    // the valid multi-byte text of the other lines is kept as it is
+    expect((rec.tables.per_task as Record<string, JsonValue>[]).map((t) => t.task).sort()).toEqual([
+      'task a',
+      'task é',
+    ]);
+  });
+
+  it('a step or token count beyond 2^53 is a bad value at its line, not an engine cast error', async () => {
+    // before: 'Conversion Error: ... when casting from source column step_d'
+    const file = join(dir, 'huge-step.jsonl');
+    await writeFile(file, Buffer.concat([row(1, 'a', 1), row(1e23, 'a', 0), row(1, 'a', 0)]));
+    const e = await auditError(runAudit(file));
+    expect(e.code).toBe('BAD_VALUE');
+    expect(e.message).toMatch(/huge-step\.jsonl line 2: step is not an integer/);
+    expect(e.message).not.toMatch(/step_d/);
+    const rec = await runAudit(file, { skipBadRows: true });
+    expect(rec.metrics).toMatchObject({ rows: 2, bad_rows_skipped: 1 });
+    const tokens = join(dir, 'huge-tokens.jsonl');
+    await writeFile(
+      tokens,
+      Buffer.concat([
+        row(1, 'a', 1, { action_tokens: 3, env_tokens: 0 }),
+        row(1, 'a', 0, { action_tokens: 1e23, env_tokens: 0 }),
+      ]),
+    );
+    const t = await auditError(runAudit(tokens));
+    expect(t.code).toBe('BAD_VALUE');
+    expect(t.message).toMatch(/huge-tokens\.jsonl line 2: action_tokens is not a non-negative integer/);
+    // 2^53 itself is still an integer a float64 holds exactly
+    await writeFile(file, Buffer.concat([row(2 ** 53, 'a', 1), row(2 ** 53, 'a', 0)]));
+    expect((await runAudit(file)).tables.steps).toEqual([expect.objectContaining({ step: 2 ** 53 })]);
+  });
+
+  it('rewards of +-1e300 get their right population std under --zero-std-tol', async () => {
+    // before: 'internal error: Out of Range Error: STDDEV_POP is out of range!'
+    const file = join(dir, 'huge-rewards.jsonl');
+    await writeFile(
+      file,
+      Buffer.concat([
+        row(1, 'a', 1e300),
+        row(1, 'a', -1e300), // std 1e300, range 2e300
+        row(1, 'b', 1e300),
+        row(1, 'b', 1e300), // exact
+        row(1, 'c', 1e300),
+        row(1, 'c', 1.5e300), // std 0.25e300, range 0.5e300
+        row(1, 'd', -1e300),
+        row(1, 'd', 1e300),
+        row(1, 'd', 1e300), // std sqrt(8)/3 * 1e300 (about 0.943e300), range 2e300
+      ]),
+    );
+    const upTo = async (tol: number) => {
+      const m = (await runAudit(file, { zeroStdTol: tol })).metrics;
+      expect(m.zero_variance_groups).toBe(1);
+      return [m.zero_variance_only_up_to_tol_std, m.zero_variance_only_up_to_tol_range];
+    };
+    expect(await upTo(0.24e300)).toEqual([0, 0]);
+    expect(await upTo(0.26e300)).toEqual([1, 0]);
+    expect(await upTo(0.5e300)).toEqual([1, 1]);
+    expect(await upTo(0.94e300)).toEqual([1, 1]);
+    expect(await upTo(0.95e300)).toEqual([2, 1]);
+    expect(await upTo(1e300)).toEqual([3, 1]);
+    expect(await upTo(2e300)).toEqual([3, 3]);
+    // TRL's recomputed advantage (sample std) over such rewards: (r - mean) / (std + 1e-4)
+    const d = join(dir, 'trl-huge');
+    await mkdir(d);
+    await writeParquet(
+      join(d, 'completions_00001.parquet'),
+      `SELECT * FROM (VALUES ${sqlValues([
+        [1, 'p', 'c1', 1e300, Math.SQRT1_2],
+        [1, 'p', 'c2', -1e300, -0.7],
+        [1, 'q', 'c3', 1e300, 0],
+        [1, 'q', 'c4', 1e300, 0],
+      ])}) t(step, prompt, completion, r1, advantage)`,
+    );
+    const trl = await runAudit(d, { preset: 'trl' });
+    expect(trl.metrics).toMatchObject({ logged_advantages_compared: 4, logged_advantages_differing: 1 });
+    expect(trl.metrics.logged_advantage_max_abs_diff as number).toBeCloseTo(Math.SQRT1_2 - 0.7, 12);
+    expect(trl.metrics.mean_reward).toBe(5e299);
+  });
+
+  it('running out of memory under memoryLimit is its own error naming the limit', async () => {
+    // before: PARSE_ERROR 'reading the dump: Out of Memory Error: ...'
+    const e = await auditError(
+      runAudit(fileURLToPath(new URL('../../examples/generic-rollouts.jsonl', import.meta.url)), {
+        memoryLimit: '1KB',
+      }),
+    );
+    expect(e.code).toBe('OUT_OF_MEMORY');
+    expect(e.message).toMatch(/memory limit 1KB/);
+    expect(LAB_ERROR_KIND[e.code]).toBe('runtime');
+  });
+});
+
 describe('AUDIT_DEFAULTS', () => {
   it('is frozen to the leaves: a stray assignment throws instead of changing every later audit', () => {
     expect(() => {

@@ -29,6 +29,24 @@ export interface GroupStatsOptions {
   rewardLists: boolean;
 }
 
+/**
+ * SQL: `fn` (a DuckDB list statistic: list_stddev_pop, list_stddev_samp, list_avg) of the DOUBLE list
+ * `list`, whose largest |value| is `maxAbs`, without overflow. DuckDB's std squares deviations and
+ * refuses ('STDDEV_POP is out of range') once they pass ~1e154, and a sum of values near 1e308
+ * overflows; finite rewards of any size are valid input. Above 2^400 the values are divided by a
+ * power of two s >= maxAbs and the statistic is multiplied back by s: scaling by a power of two is
+ * exact, so the result is the one exact arithmetic would round to, and below 2^400 the list is
+ * used as it is (bit for bit the previous numbers).
+ */
+export function scaledListStatSql(
+  fn: 'list_stddev_pop' | 'list_stddev_samp' | 'list_avg',
+  list: string,
+  maxAbs: string,
+): string {
+  const scale = `(CASE WHEN ${maxAbs} > pow(2, 400) THEN pow(2, ceil(log2(${maxAbs}))) ELSE 1 END)`;
+  return `CASE WHEN ${maxAbs} > pow(2, 400) THEN ${scale} * ${fn}(list_transform(${list}, x -> x / ${scale})) ELSE ${fn}(${list}) END`;
+}
+
 const KINDS = ['all_wrong', 'all_right', 'all_equal_other', 'mixed', 'singleton'] as const;
 const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -87,13 +105,15 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
       FROM (SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM audit_good)`);
     await db.exec(`CREATE OR REPLACE TEMP VIEW audit_groups AS
       SELECT k0, k1, st AS step, n, 1 AS ntasks, kind, lo, hi, action,
-        ${opts.rewardLists ? 'list_stddev_pop(rws)' : 'NULL::DOUBLE'} AS sd
+        ${opts.rewardLists ? scaledListStatSql('list_stddev_pop', 'rws', 'greatest(abs(lo), abs(hi))') : 'NULL::DOUBLE'} AS sd
       FROM audit_pk`);
   } else {
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_groups AS
-      SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM (
+      SELECT * EXCLUDE (rl), ${kind('n', 'lo', 'hi')} AS kind,
+        ${opts.rewardLists ? scaledListStatSql('list_stddev_pop', 'rl', 'greatest(abs(lo), abs(hi))') : 'NULL::DOUBLE'} AS sd
+      FROM (
         SELECT k0, k1, any_value(st) AS step, sum(n) AS n, count(*) AS ntasks, min(lo) AS lo, max(hi) AS hi,
-          sum(action) AS action, ${opts.rewardLists ? 'list_stddev_pop(flatten(list(rws)))' : 'NULL::DOUBLE'} AS sd
+          sum(action) AS action, ${opts.rewardLists ? 'flatten(list(rws))' : 'NULL::DOUBLE[]'} AS rl
         FROM audit_good GROUP BY k0, k1)`);
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
       SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
@@ -178,10 +198,13 @@ async function checkAdvantages(
       : `(rew - m) / (${r.scaleRewards === 'group' ? 'sd' : 'bsd'} + 1e-4)`;
   const row = (
     await db.all(`
-    WITH g AS (SELECT k0, k1, any_value(st) AS st, flatten(list(rws)) AS rs, flatten(list(advs)) AS a
+    WITH g AS (SELECT k0, k1, any_value(st) AS st, flatten(list(rws)) AS rs, flatten(list(advs)) AS a,
+                      greatest(abs(min(lo)), abs(max(hi))) AS mx
                FROM audit_good GROUP BY k0, k1),
-    bs AS (SELECT st, stddev_samp(x) AS bsd FROM (SELECT st, unnest(rs) AS x FROM g) GROUP BY st),
-    s AS (SELECT g.*, list_avg(rs) AS m, list_stddev_samp(rs) AS sd, len(rs) AS size, bs.bsd FROM g JOIN bs USING (st)),
+    bs AS (SELECT st, ${scaledListStatSql('list_stddev_samp', 'xs', 'mx')} AS bsd
+           FROM (SELECT st, flatten(list(rs)) AS xs, max(mx) AS mx FROM g GROUP BY st)),
+    s AS (SELECT g.*, ${scaledListStatSql('list_avg', 'rs', 'mx')} AS m, ${scaledListStatSql('list_stddev_samp', 'rs', 'mx')} AS sd,
+            len(rs) AS size, bs.bsd FROM g JOIN bs USING (st)),
     x AS (SELECT size, unnest(rs) AS rew, unnest(a) AS adv, m, sd, bsd FROM s),
     y AS (SELECT size, adv, ${re} AS re FROM x WHERE adv IS NOT NULL)
     SELECT count(*) AS seen, count(*) FILTER (WHERE size = 1) AS singles, count(*) FILTER (WHERE size > 1) AS compared,
