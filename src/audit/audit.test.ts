@@ -740,6 +740,42 @@ describe('labs audit: inputs the engine used to report raw (issue 25, item 11)',
     expect(trl.metrics.mean_reward).toBe(5e299);
   });
 
+  it('rewards near the float64 limit have their finite mean, not Infinity or NaN', async () => {
+    // before: mean_reward "Infinity" (the sum of 1.5e308 + 1.5e308 overflows), or NaN once +Inf
+    // and -Inf met; the mean of finite rewards is finite
+    const file = join(dir, 'near-max-rewards.jsonl');
+    const t = { truncated: true };
+    const f = { truncated: false };
+    await writeFile(
+      file,
+      Buffer.concat([
+        row(1, 'a', 1.5e308, t),
+        row(1, 'a', 1.5e308, t),
+        row(1, 'b', 1.5e308, t),
+        row(1, 'b', 1e308, f),
+        row(2, 'c', -1.5e308, f),
+        row(2, 'c', -1.5e308, f),
+        row(2, 'c', 1e-300, f),
+      ]),
+    );
+    const rec = await runAudit(file);
+    // within a few ulp of the exact mean (the sums' order is DuckDB's)
+    const near = (got: JsonValue | undefined, want: number) =>
+      expect(Math.abs((got as number) - want) / Math.abs(want)).toBeLessThan(1e-15);
+    near(rec.metrics.mean_reward, (4.5 + 1 - 3) * (1e308 / 7)); // sum 2.5e308 over 7
+    const steps = rec.tables.steps as Record<string, JsonValue>[];
+    near(steps[0]?.mean_reward, 1.375e308);
+    near(steps[1]?.mean_reward, -1e308);
+    near(rec.metrics.truncated_mean_reward, 1.5e308);
+    const tasks = rec.tables.per_task as Record<string, JsonValue>[];
+    near(tasks.find((x) => x.task === 'task a')?.mean_reward, 1.5e308);
+    near(tasks.find((x) => x.task === 'task c')?.mean_reward, -1e308);
+    // tiny rewards keep their plain sum: nothing is lost to the scaling
+    const tiny = join(dir, 'tiny-rewards.jsonl');
+    await writeFile(tiny, Buffer.concat([row(1, 'a', 1e-300), row(1, 'a', 3e-300)]));
+    expect((await runAudit(tiny)).metrics.mean_reward).toBe((1e-300 + 3e-300) / 2);
+  });
+
   it('running out of memory under memoryLimit is its own error naming the limit', async () => {
     // before: PARSE_ERROR 'reading the dump: Out of Memory Error: ...'
     const e = await auditError(

@@ -82,10 +82,21 @@ function tokensOf(r: Record<string, unknown>): TokenCounts {
   };
 }
 
-const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(correct) AS correct, sum(trunc) AS truncated,
+const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(rs_s) AS reward_sum_s, sum(correct) AS correct, sum(trunc) AS truncated,
   sum(token_rows) AS token_rows, sum(action) AS action, sum(env) AS env, sum(with_action) AS with_action,
   max(max_len) AS max_len, coalesce(sum(action) FILTER (WHERE zv), 0) AS zadv, sum(trunc_rows) AS trunc_rows,
-  sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward`;
+  sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward, sum(trunc_reward_s) AS trunc_reward_s`;
+
+/**
+ * The mean of `rows` rewards from their plain sum and their sum scaled by 2^-600 (reader.ts,
+ * REWARD_SUM_SCALE): the plain one when it is finite (it then never overflowed), else the scaled
+ * one, divided before it is scaled back so that a finite mean stays finite. 0 for no rows.
+ */
+function meanReward(sum: unknown, scaledSum: unknown, rows: number): number {
+  if (rows === 0) return 0;
+  const plain = n(sum);
+  return Number.isFinite(plain) ? plain / rows : (n(scaledSum) / rows) * 2 ** 600;
+}
 
 /**
  * Builds `audit_groups` (one row per group: step, size n, kind, min lo, max hi, action tokens,
@@ -116,8 +127,8 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
           sum(action) AS action, ${opts.rewardLists ? 'flatten(list(rws))' : 'NULL::DOUBLE[]'} AS rl
         FROM audit_good GROUP BY k0, k1)`);
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
-      SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
-        p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, g.kind,
+      SELECT p.st, p.task, p.n, p.rs, p.rs_s, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
+        p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, p.trunc_reward_s, g.kind,
         g.kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
       FROM audit_good p JOIN audit_groups g USING (k0, k1)`);
   }
@@ -131,14 +142,14 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
   const steps: StepStats[] = stepRows.map((r) => ({
     step: n(r.step),
     rows: n(r.rows),
-    rewardSum: n(r.reward_sum),
+    rewardMean: meanReward(r.reward_sum, r.reward_sum_s, n(r.rows)),
     correct: n(r.correct),
     truncated: n(r.truncated),
     tokens: tokensOf(r),
     ...kindsOf(r),
   }));
   const taskRows = await db.all(`
-    SELECT task, sum(n) AS samples, sum(rs) AS reward_sum, sum(correct) AS correct,
+    SELECT task, sum(n) AS samples, sum(rs) AS reward_sum, sum(rs_s) AS reward_sum_s, sum(correct) AS correct,
       coalesce(sum(n) FILTER (WHERE zv), 0) AS wasted, min(st) AS first_step, max(st) AS last_step, ${kindColumns()}
     FROM audit_pk GROUP BY task ORDER BY task`);
   const taskText = new Map<number, string>();
@@ -147,7 +158,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
     return {
       tid,
       samples: n(r.samples),
-      rewardSum: n(r.reward_sum),
+      rewardMean: meanReward(r.reward_sum, r.reward_sum_s, n(r.samples)),
       correct: n(r.correct),
       wastedSamples: n(r.wasted),
       firstStep: n(r.first_step),
@@ -162,7 +173,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
     rows: n(total.rows),
     kinds: kindsOf(kinds ?? {}),
     correct: n(total.correct),
-    rewardSum: n(total.reward_sum),
+    rewardMean: meanReward(total.reward_sum, total.reward_sum_s, n(total.rows)),
     steps,
     tasks,
     taskText,
@@ -175,7 +186,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
             rows: n(total.trunc_rows),
             truncated: n(total.truncated),
             truncatedCorrect: n(total.trunc_correct),
-            truncatedRewardSum: n(total.trunc_reward),
+            truncatedMeanReward: meanReward(total.trunc_reward, total.trunc_reward_s, n(total.truncated)),
           }
         : null,
     advantageCheck,

@@ -4,7 +4,8 @@
  * aggregates (the temp table `audit_all`, seen through these views):
  *
  *   audit_parts  one row per (group key k0, k1; task; status pattern of the row's fields): the step
- *                (st), rows n, min/max/sum of the reward (lo, hi, rs), correct rows, token and
+ *                (st), rows n, min/max/sum of the reward (lo, hi, rs; rs_s the sum scaled by
+ *                2^-600, see REWARD_SUM_SCALE), correct rows, token and
  *                truncation sums, and, for the checks that need rows, the values as lists
  *   audit_good   the parts of the good rows
  *   audit_hist   the good rows' (reward, length) histogram, with counts n; length is tokens when
@@ -490,6 +491,14 @@ function describeBad(b: BadRow): string {
   return b.line !== undefined ? `${b.file} line ${b.line}` : `${b.file} row ${b.row}`;
 }
 
+/**
+ * Reward sums are kept twice: plainly (`rs`) and scaled by 2^-600 (`rs_s`). Finite rewards near
+ * ±1.8e308 overflow a plain float64 sum (to ±Infinity, or NaN once both meet) although their mean
+ * is finite; the scaled sum cannot overflow, and loses only rewards below ~1e-143 relative to sums
+ * that large. `meanReward` (groupStats.ts) takes the plain sum when it is finite, else the scaled one.
+ */
+const REWARD_SUM_SCALE = 'pow(2.0, -600)';
+
 /** Loads and validates a dump into `audit_rows`. */
 export async function loadDump(
   db: DuckSession,
@@ -600,9 +609,10 @@ export async function loadDump(
     'min(reward) AS lo',
     'max(reward) AS hi',
     'sum(reward) AS rs',
+    `sum(reward * ${REWARD_SUM_SCALE}) AS rs_s`,
     `count(*) FILTER (WHERE reward >= ${pass}) AS correct`,
   ];
-  const viewed: string[] = [stepIsKey ? 'k0 AS st' : 'st', 'n', 'lo', 'hi', 'rs', 'correct'];
+  const viewed: string[] = [stepIsKey ? 'k0 AS st' : 'st', 'n', 'lo', 'hi', 'rs', 'rs_s', 'correct'];
   const sums = (names: string[], aggregates: string[]) => {
     if (aggregates.length > 0) {
       stored.push(...aggregates.map((agg, i) => `${agg} AS ${names[i]}`));
@@ -622,13 +632,14 @@ export async function loadDump(
       : [],
   );
   sums(
-    ['trunc_rows', 'trunc', 'trunc_correct', 'trunc_reward'],
+    ['trunc_rows', 'trunc', 'trunc_correct', 'trunc_reward', 'trunc_reward_s'],
     truncMapped
       ? [
           'count(truncated)',
           'count(*) FILTER (WHERE truncated)',
           `count(*) FILTER (WHERE truncated AND reward >= ${pass})`,
           'coalesce(sum(reward) FILTER (WHERE truncated), 0)',
+          `coalesce(sum(reward * ${REWARD_SUM_SCALE}) FILTER (WHERE truncated), 0)`,
         ]
       : [],
   );
