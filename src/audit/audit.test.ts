@@ -776,6 +776,24 @@ describe('labs audit: inputs the engine used to report raw (issue 25, item 11)',
     expect((await runAudit(tiny)).metrics.mean_reward).toBe((1e-300 + 3e-300) / 2);
   });
 
+  it('a reward distribution spanning more than the float64 range gets finite bins', async () => {
+    // before: 'internal error: Binder Error: Referenced column "Infinity" not found' (max - min
+    // overflows, so the bin width was Infinity)
+    const file = join(dir, 'wide-rewards.jsonl');
+    await writeFile(
+      file,
+      Buffer.concat(Array.from({ length: 21 }, (_, i) => row(1, `g${i % 3}`, (i - 10) * 1.5e307))),
+    );
+    const bins = (await runAudit(file)).tables.reward_distribution as Record<string, number>[];
+    expect(bins).toHaveLength(10);
+    expect(bins.reduce((n, b) => n + (b.samples as number), 0)).toBe(21);
+    expect(bins[0]?.bin_lo).toBe(-1.5e308);
+    expect(bins.at(-1)?.bin_hi).toBe(1.5e308);
+    // width 3e307: two rewards per bin, three in the last (its upper edge included)
+    expect(bins.map((b) => b.samples)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2, 3]);
+    for (const b of bins) expect(Number.isFinite(b.bin_lo) && Number.isFinite(b.bin_hi)).toBe(true);
+  });
+
   it('running out of memory under memoryLimit is its own error naming the limit', async () => {
     // before: PARSE_ERROR 'reading the dump: Out of Memory Error: ...'
     const e = await auditError(
