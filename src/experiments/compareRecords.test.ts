@@ -51,6 +51,23 @@ describe('compareRecords', () => {
     expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.b']);
   });
 
+  it('lists a metric with one value in every seed of both records instead of testing it', () => {
+    const withCount = (r: MultiSeedRecord) =>
+      summarizeRuns(
+        'toy',
+        r.config,
+        r.runs.map((run) => ({ ...run, metrics: { ...run.metrics, eval_tasks: 400 } })),
+        0,
+      );
+    const a = withCount(record([1, 2, 3, 4, 5], 0, 24));
+    const b = withCount(record([1, 2, 3, 4, 5], 0.1, 25));
+    const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' });
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.a', 'rate.b']);
+    expect(r.constants).toEqual([{ metric: 'eval_tasks', value: 400 }]);
+    // Holm over the two real comparisons, not three.
+    expect(r.comparisons.map((c) => c.p_holm)).toEqual([4 / 32, 4 / 32]);
+  });
+
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
     const a = record([1, 2, 3], 0, 24);
     const b = record([2, 3, 4], 0, 24);

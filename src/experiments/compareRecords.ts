@@ -18,6 +18,18 @@ export interface CompareResult {
   comparisons: Comparison[];
   /** Config keys whose values differ between the records, with both values. */
   config_diff: Record<string, [JsonValue | undefined, JsonValue | undefined]>;
+  /**
+   * Metrics with one value in every seed of both records (config-like counts such as `eval_tasks`):
+   * not compared (every paired difference is 0: no test, and no extra term in Holm's family), listed.
+   */
+  constants: { metric: string; value: number }[];
+}
+
+/** `values` when every one is the same finite number c, else null. */
+function constantOf(values: readonly (JsonValue | undefined)[]): number | null {
+  const c = values[0];
+  if (typeof c !== 'number' || !Number.isFinite(c)) return null;
+  return values.every((v) => v === c) ? c : null;
 }
 
 /**
@@ -78,8 +90,14 @@ export function compareRecords(
   }
   const byseed = (r: MultiSeedRecord, k: string) =>
     sa.map((s) => r.runs.find((run) => run.seed === s)?.metrics[k] ?? null);
+  const constants: CompareResult['constants'] = [];
+  const compared = keys.filter((k) => {
+    const c = constantOf([...byseed(a.record, k), ...byseed(b.record, k)]);
+    if (c !== null) constants.push({ metric: k, value: c });
+    return c === null;
+  });
   const comparisons = compareSeries(
-    keys.map((k) => ({
+    compared.map((k) => ({
       arm: b.label,
       baseline: a.label,
       metric: k,
@@ -99,5 +117,6 @@ export function compareRecords(
     seeds: sa,
     comparisons,
     config_diff,
+    constants,
   };
 }

@@ -75,6 +75,59 @@ describe('renderPlotSvg', () => {
     expect(group('line')?.querySelectorAll('path').length).toBe(2);
   });
 
+  it('labels a constant series with readable ticks from 0 to its value (tick labels read back from the SVG)', async () => {
+    const ticks = (svg: string, axis: 'x' | 'y') =>
+      [...parse(svg).document.querySelectorAll(`g[aria-label="${axis}-axis tick label"] text`)].map((t) =>
+        (t.textContent ?? '').replace('\u2212', '-'),
+      );
+    // Before: one tick '400.000000', which the 56 px margin clipped to read '0.000000'.
+    const flat = spec({
+      series: ['n'],
+      points: [1, 2, 3].map((x) => ({ x, y: 400, lo: 400, hi: 400, series: 'n' })),
+      band: true,
+    });
+    const labels = ticks(await renderPlotSvg(flat), 'y');
+    expect(labels).toContain('0');
+    expect(labels).toContain('400');
+    for (const l of labels) expect(l).toMatch(/^-?\d{1,3}(\.\d{1,2})?$/);
+    // A constant 0 gets an axis around 0, labelled with one decimal at most.
+    const zero = ticks(
+      await renderPlotSvg(spec({ series: ['z'], points: [1, 2].map((x) => ({ x, y: 0, series: 'z' })) })),
+      'y',
+    );
+    expect(zero).toContain('0.0');
+    for (const l of zero) expect(l).toMatch(/^-?\d\.\d$/);
+    // Integer x (updates, steps) gets integer ticks only, not 1.5 / 2.5.
+    expect(ticks(await renderPlotSvg(flat), 'x')).toEqual(['1', '2', '3']);
+    const long = spec({
+      series: ['a'],
+      points: Array.from({ length: 150 }, (_, i) => ({ x: i + 1, y: i, series: 'a' })),
+    });
+    const xs = ticks(await renderPlotSvg(long), 'x');
+    expect(xs.length).toBeGreaterThan(3);
+    for (const l of xs) expect(Number.isInteger(Number(l))).toBe(true);
+  });
+
+  it('draws a difference of exactly 0 with CI [0, 0] as a bar of height 0 on an axis around 0', async () => {
+    const svg = await renderPlotSvg(
+      spec({
+        kind: 'bar',
+        xLabel: 'arm',
+        series: ['d'],
+        points: [{ x: 'B', y: 0, lo: 0, hi: 0, series: 'd' }],
+        band: true,
+      }),
+    );
+    const { group, document } = parse(svg);
+    const rects = [...(group('bar')?.querySelectorAll('rect') ?? [])];
+    expect(rects.map((r) => Number(r.getAttribute('height')))).toEqual([0]);
+    const labels = [...document.querySelectorAll('g[aria-label="y-axis tick label"] text')].map(
+      (t) => t.textContent,
+    );
+    expect(labels).toContain('0.0');
+    expect(labels.length).toBeGreaterThan(2);
+  });
+
   it('draws bars: one rect per (x, series)', async () => {
     const points = ['p50', 'p99', 'max'].flatMap((x, i) => [
       { x, y: i + 1, series: 'a' },

@@ -3,7 +3,7 @@ import type { SweepRecord } from '../experiments/sweep.js';
 import { VERSION } from '../experiments/version.js';
 import { htmlTable } from './page.js';
 import { writeSimplePage } from './simplePage.js';
-import { sweepPlotSpecs } from './sweepPlots.js';
+import { sweepConstants, sweepPlotSpecs } from './sweepPlots.js';
 import { formatNumber } from './text.js';
 
 const ci = (c: readonly [number, number] | undefined) =>
@@ -23,12 +23,18 @@ export async function writeSweepHtml(rec: SweepRecord, path: string, source: str
     ci(r.diff_ci95),
     r.p_holm === undefined ? undefined : Number(formatNumber(r.p_holm, 3)),
   ]);
+  const constants = sweepConstants(rec);
   await writeSimplePage(path, sweepPlotSpecs(rec), {
     title: `${rec.experiment} — sweep of ${rec.sweep.key}`,
     meta: [
       `record: ${source}`,
       `${rec.sweep.key} = ${rec.sweep.values.map((v) => JSON.stringify(v)).join(', ')}; ${rec.seeds.length} seeds per value, the same seeds at every value (common random numbers)`,
       `v${rec.version} · ${formatNumber(rec.timing.wall_ms / 1000, 3)} s`,
+      ...(constants.length
+        ? [
+            `the same at every ${rec.sweep.key} and seed (not plotted): ${constants.map((c) => `${c.metric} = ${formatNumber(c.value)}`).join(', ')}`,
+          ]
+        : []),
     ],
     sections: [
       {

@@ -12,7 +12,7 @@ import { compareCommand } from './compare.js';
 describe('labs compare', () => {
   it('prints the paired differences of two --seeds records and draws them with --html', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'labs-compare-'));
-    const sets = ['updates=3', 'eval_tasks=10', 'tasks_per_update=4'];
+    const sets = ['updates=10', 'eval_tasks=20', 'tasks_per_update=4'];
     const paths: string[] = [];
     for (const budget of [24, 30]) {
       const config = resolveConfig(truncation, [...sets, `budget=${budget}`]);
@@ -43,9 +43,14 @@ describe('labs compare', () => {
     expect(text).toContain('B = budget=30');
     expect(text).toContain('options that differ: budget: 24 -> 30');
     expect(text).toContain('verify_rate.drop');
-    expect(text).toContain('Holm across these 16 comparisons');
+    // verify_rate of drop and mask is 0.05 in every seed of both: listed, not tested (Holm over 14, not 16).
+    expect(text).toContain('Holm across these 14 comparisons');
+    const constants =
+      'the same in every seed of both records (not compared, not plotted): verify_rate.drop = 0.05, verify_rate.mask = 0.05';
+    expect(text).toContain(constants);
     const page = await readFile(html, 'utf8');
     expect(page).toContain('data-family="comparison.verify_rate"');
     expect(page).toContain('Paired differences');
+    expect(page).toContain(constants);
   });
 });
