@@ -68,6 +68,17 @@ describe('compareRecords', () => {
     expect(r.comparisons.map((c) => c.p_holm)).toEqual([4 / 32, 4 / 32]);
   });
 
+  it('compares a repeated --metric once, so Holm counts it once', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const b = record([1, 2, 3, 4, 5], 0.1, 25);
+    const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' }, [
+      'rate.b',
+      'rate.b',
+    ]);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.b']);
+    expect(r.comparisons[0]?.p_holm).toBe(2 / 32); // was 4 / 32: the duplicate doubled it
+  });
+
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
     const a = record([1, 2, 3], 0, 24);
     const b = record([2, 3, 4], 0, 24);

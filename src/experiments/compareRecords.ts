@@ -74,7 +74,8 @@ export function compareRecords(
       { details: { field: 'seeds' } },
     );
   }
-  const keys = metrics.length ? [...metrics] : defaultCompareMetrics(a.record, b.record, plan);
+  // A repeated --metric is one comparison: a duplicate row would count twice in Holm's family.
+  const keys = metrics.length ? [...new Set(metrics)] : defaultCompareMetrics(a.record, b.record, plan);
   for (const k of keys) {
     const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
     if (missing.length) {
