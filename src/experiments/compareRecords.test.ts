@@ -79,6 +79,27 @@ describe('compareRecords', () => {
     expect(r.comparisons[0]?.p_holm).toBe(2 / 32); // was 4 / 32: the duplicate doubled it
   });
 
+  it('refuses two records with no metric in common (two experiments) instead of printing an empty table', () => {
+    const a = record([1, 2, 3], 0, 24);
+    const other = summarizeRuns(
+      'filter',
+      {},
+      a.runs.map((r) => ({ ...r, experiment: 'filter', metrics: { kept: 0.5 + r.seed / 10 } })),
+      0,
+    );
+    expect(() =>
+      compareRecords(
+        { record: a, source: 'a.json', label: 'A' },
+        { record: other, source: 'f.json', label: 'B' },
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'BAD_CLI',
+        message: expect.stringContaining('no metric in common: a.json (toy) and f.json (filter)'),
+      }),
+    );
+  });
+
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
     const a = record([1, 2, 3], 0, 24);
     const b = record([2, 3, 4], 0, 24);

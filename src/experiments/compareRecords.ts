@@ -53,7 +53,8 @@ export function defaultCompareMetrics(
 /**
  * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}). Errors (BAD_CLI,
  * usage errors of `labs compare`): a record without several seeds' runs, seed sets that differ
- * (names the seeds only in one), a requested metric missing from either record (lists what exists).
+ * (names the seeds only in one), no metric in common (e.g. records of two experiments), a requested
+ * metric missing from either record (lists what exists).
  */
 export function compareRecords(
   a: { record: MultiSeedRecord; source: string; label: string },
@@ -76,6 +77,18 @@ export function compareRecords(
   }
   // A repeated --metric is one comparison: a duplicate row would count twice in Holm's family.
   const keys = metrics.length ? [...new Set(metrics)] : defaultCompareMetrics(a.record, b.record, plan);
+  if (keys.length === 0) {
+    const what = (x: typeof a) => `${x.source} (${x.record.experiment})`;
+    throw new LabError(
+      'BAD_CLI',
+      `compare: no metric in common: ${what(a)} and ${what(b)} share no summarised metric${
+        a.record.experiment === b.record.experiment
+          ? ''
+          : '; paired differences compare two records of one experiment (e.g. one option changed)'
+      }`,
+      { details: { field: 'metrics' } },
+    );
+  }
   for (const k of keys) {
     const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
     if (missing.length) {
