@@ -100,6 +100,36 @@ describe('compareRecords', () => {
     );
   });
 
+  it('names what it leaves out: a metric in one record only, and seeds whose value is not finite', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const withExtra = (r: MultiSeedRecord, bad: number) =>
+      summarizeRuns(
+        'toy',
+        r.config,
+        r.runs.map((run) => ({
+          ...run,
+          metrics: {
+            ...run.metrics,
+            'rate.b': run.seed === bad ? Number.NaN : (run.metrics['rate.b'] as number),
+            len: run.seed,
+          },
+        })),
+        0,
+      );
+    const b = withExtra(record([1, 2, 3, 4, 5], 0.1, 25), 2);
+    const both = { a: { record: a, source: 'a', label: 'A' }, b: { record: b, source: 'b', label: 'B' } };
+    // Default: rate.b is not summarised in B (seed 2 is NaN) and len is only in B; both named.
+    const r = compareRecords(both.a, both.b);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.a']);
+    expect(r.notes).toEqual([
+      'not compared: rate.b (not a finite number in B seed 2); len (not in A); --metric KEY compares such a metric on the seeds where both are finite',
+    ]);
+    // Asked for: compared on the other seeds, n = 4, and the seed named.
+    const asked = compareRecords(both.a, both.b, ['rate.b']);
+    expect(asked.comparisons[0]?.n).toBe(4);
+    expect(asked.notes).toEqual(['rate.b: seed 2 left out (not a finite number in B: 2), n = 4 of 5']);
+  });
+
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
     const a = record([1, 2, 3], 0, 24);
     const b = record([2, 3, 4], 0, 24);

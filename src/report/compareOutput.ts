@@ -30,11 +30,14 @@ function header(r: CompareResult): string[] {
 
 /** Lines after the table: what was not compared and why. */
 function footer(r: CompareResult): string[] {
-  return r.constants.length
-    ? [
-        `the same in every seed of both records (not compared, not plotted): ${r.constants.map((c) => `${c.metric} = ${formatNumber(c.value)}`).join(', ')}`,
-      ]
-    : [];
+  return [
+    ...(r.constants.length
+      ? [
+          `the same in every seed of both records (not compared, not plotted): ${r.constants.map((c) => `${c.metric} = ${formatNumber(c.value)}`).join(', ')}`,
+        ]
+      : []),
+    ...r.notes.map((n) => `note: ${n}`),
+  ];
 }
 
 /** The terminal text of a comparison. */
