@@ -54,6 +54,25 @@ describe('writeHtmlReport', () => {
     );
   });
 
+  it('titles an audit page by its dump, not "seed 0", with integer step ticks and the labs audit rerun line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
+    const audit = JSON.parse(
+      await readFile(new URL('../../docs/records/audit-generic-example.json', import.meta.url), 'utf8'),
+    ) as RunRecord;
+    const html = join(dir, 'audit.html');
+    await writeHtmlReport([audit], { html, png: null, sources: ['audit.json'] });
+    const page = await readFile(html, 'utf8');
+    expect(page).toContain('<title>audit — examples/generic-rollouts.jsonl</title>');
+    expect(page).not.toContain('seed 0');
+    expect(page).toContain('audit of examples/generic-rollouts.jsonl');
+    expect(page).toContain('rerun: <code class="rerun">labs audit examples/generic-rollouts.jsonl</code>');
+    const steps = [...page.matchAll(/aria-label="x-axis tick label">(.*?)<\/g>/g)].flatMap((m) =>
+      [...(m[1] as string).matchAll(/>([^<]*)<\/text>/g)].map((t) => t[1] as string),
+    );
+    expect(steps.length).toBeGreaterThan(1);
+    for (const t of steps) expect(t).toMatch(/^\d+$/);
+  });
+
   it('rejects a malformed record with BAD_RECORD naming its source, before writing anything', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
     const bad = { ...record, curves: { update: [0, 1], 'success.train': [0.25] } };

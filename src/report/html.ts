@@ -16,7 +16,7 @@ import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
 import { normalizeRecord } from './recordShape.js';
 import { writeFileAtomic } from './records.js';
-import { rerunCommand } from './rerun.js';
+import { auditRerunCommand, rerunCommand } from './rerun.js';
 
 export interface HtmlReportOptions {
   /** Output HTML file. */
@@ -60,6 +60,7 @@ export async function writeHtmlReport(
   const labels = recordLabels(checked);
   const reruns = await Promise.all(
     checked.map(async (record) => {
+      if (record.experiment === 'audit' && !('runs' in record)) return auditRerunCommand(record) ?? undefined;
       const defaults = await defaultsOf(record.experiment);
       return defaults ? rerunCommand(record, defaults) : undefined;
     }),

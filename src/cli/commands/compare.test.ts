@@ -53,4 +53,21 @@ describe('labs compare', () => {
     expect(page).toContain('Paired differences');
     expect(page).toContain(constants);
   });
+
+  it('calls an audit record an audit record, not "single-seed (seed 0)"', async () => {
+    const audit = new URL('../../../docs/records/audit-generic-example.json', import.meta.url).pathname;
+    const err = await compareCommand({
+      command: 'compare',
+      a: audit,
+      b: audit,
+      metrics: [],
+      json: false,
+      html: null,
+      debug: false,
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'BAD_CLI' });
+    const message = (err as Error).message;
+    expect(message).toContain('is an audit record (labs audit of examples/generic-rollouts.jsonl)');
+    expect(message).not.toContain('seed 0');
+  });
 });

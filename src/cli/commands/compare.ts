@@ -7,6 +7,7 @@ import { compareRecords } from '../../experiments/compareRecords.js';
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
 import type { ComparisonPlan, MultiSeedRecord } from '../../experiments/types.js';
 import { formatCompare, writeCompareHtml } from '../../report/compareOutput.js';
+import { isAuditRecord } from '../../report/page.js';
 import { recordLabels } from '../../report/plotData.js';
 import { normalizeRecord } from '../../report/recordShape.js';
 import { readRecord, toJson } from '../../report/records.js';
@@ -15,6 +16,13 @@ import { output } from '../stdout.js';
 
 async function readMulti(path: string): Promise<MultiSeedRecord> {
   const rec = normalizeRecord(await readRecord(path), path);
+  if (isAuditRecord(rec)) {
+    throw new LabError(
+      'BAD_CLI',
+      `compare: ${path} is an audit record (labs audit of ${String(rec.config.path)}), not a --seeds record; paired differences need two --seeds records of one experiment. To put audits side by side: labs report ${path} OTHER.json --html OUT.html`,
+      { details: { file: path } },
+    );
+  }
   if (!('runs' in rec)) {
     throw new LabError(
       'BAD_CLI',
