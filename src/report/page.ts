@@ -29,7 +29,7 @@ export interface PageInput {
 }
 
 /** A `labs audit` record: single-seed in shape, but its seed (0) means nothing; it has a dump path. */
-export function isAuditRecord(record: RunRecord | MultiSeedRecord): record is RunRecord {
+export function isAuditRecord(record: RunRecord | MultiSeedRecord): boolean {
   return record.experiment === 'audit' && !('runs' in record) && typeof record.config.path === 'string';
 }
 

@@ -5,8 +5,21 @@
  * in reports so a number on a page can be rerun.
  */
 import { AUDIT_PRESETS, type AuditPresetName } from '../audit/presets.js';
+import { defaultConfig } from '../experiments/options.js';
+import { experimentNames, loadExperiment } from '../experiments/registry.js';
+import type { SweepRecord } from '../experiments/sweep.js';
 import type { JsonValue, MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import { seedsDirLabel } from './records.js';
+
+/**
+ * The current default config of a registered experiment (what `labs run` uses with no `--set`), or
+ * null for an unknown one (e.g. `audit`). The defaults come from `configOf` with no input: an
+ * experiment's `options` is a zod object, whose entries are not the defaults.
+ */
+export async function experimentDefaults(experiment: string): Promise<Record<string, unknown> | null> {
+  if (!experimentNames().includes(experiment)) return null;
+  return defaultConfig(await loadExperiment(experiment)) as Record<string, unknown>;
+}
 
 /** A `--set` value as the shell should see it: plain when safe, else single-quoted. */
 function shellValue(v: JsonValue | undefined): string {
@@ -14,13 +27,38 @@ function shellValue(v: JsonValue | undefined): string {
   return /^[A-Za-z0-9_.,:+\-=/]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/** `--set k=v` for every config value that differs from `defaults`, in the config's key order. */
+function setsOf(
+  config: Record<string, JsonValue>,
+  defaults: Record<string, unknown>,
+  skip?: string,
+): string[] {
+  return Object.entries(config)
+    .filter(([k]) => k !== skip)
+    .filter(([k, v]) => !(k in defaults) || JSON.stringify(defaults[k]) !== JSON.stringify(v))
+    .map(([k, v]) => `--set ${k}=${shellValue(v)}`);
+}
+
 /** `defaults`: the experiment's option defaults by key. `--set`s keep the config's key order. */
 export function rerunCommand(record: RunRecord | MultiSeedRecord, defaults: Record<string, unknown>): string {
   const seed = 'runs' in record ? `--seeds ${seedsDirLabel(record.seeds)}` : `--seed ${record.seed}`;
-  const sets = Object.entries(record.config)
-    .filter(([k, v]) => !(k in defaults) || JSON.stringify(defaults[k]) !== JSON.stringify(v))
-    .map(([k, v]) => `--set ${k}=${shellValue(v)}`);
-  return ['labs run --experiment', record.experiment, seed, ...sets].join(' ');
+  return ['labs run --experiment', record.experiment, seed, ...setsOf(record.config, defaults)].join(' ');
+}
+
+/**
+ * `labs run --experiment E --sweep key=v1,v2,... --seeds S [--set k=v]...` for a sweep record: its
+ * `config` is the options shared by every point (the swept key, holding its first value, is left to
+ * `--sweep`).
+ */
+export function sweepRerunCommand(record: SweepRecord, defaults: Record<string, unknown>): string {
+  const values = record.sweep.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(',');
+  return [
+    'labs run --experiment',
+    record.experiment,
+    `--sweep ${shellValue(`${record.sweep.key}=${values}`)}`,
+    `--seeds ${seedsDirLabel(record.seeds)}`,
+    ...setsOf(record.config, defaults, record.sweep.key),
+  ].join(' ');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -69,5 +69,26 @@ describe('labs compare', () => {
     const message = (err as Error).message;
     expect(message).toContain('is an audit record (labs audit of examples/generic-rollouts.jsonl)');
     expect(message).not.toContain('seed 0');
+  });
+
+  it('says what it can compare when given a sweep record', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-compare-'));
+    const path = join(dir, 'sweep.json');
+    const sweep = { experiment: 'truncation', sweep: { key: 'budget', values: [24, 30] }, seeds: [1, 2] };
+    await writeFile(path, JSON.stringify({ ...sweep, points: [], dose_response: [], config: {} }));
+    const err = await compareCommand({
+      command: 'compare',
+      a: path,
+      b: path,
+      metrics: [],
+      json: false,
+      html: null,
+      debug: false,
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'BAD_CLI' });
+    expect((err as Error).message).toContain(
+      `${path} is a sweep record (truncation, budget = 24, 30); labs compare pairs two --seeds records`,
+    );
+    expect((err as Error).message).not.toContain('metrics');
   });
 });
