@@ -3,6 +3,7 @@ import { policyLossVanilla } from '../core/vanillaPolicyLoss.js';
 import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
 import { type ClipConfig, clip, clippedMovedFurtherNote } from './clip.js';
 import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
+import { runSeeds } from './multiSeed.js';
 import { configOf, resolveConfig } from './options.js';
 import type { JsonValue, RunRecord } from './types.js';
 
@@ -262,5 +263,36 @@ describe('clip experiment', () => {
     expect(() => resolveConfig(clip, ['ppo_epochs=[]'])).toThrow(/ppo_epochs/);
     expect(() => resolveConfig(clip, ['clip_ratio_c=1'])).toThrow(/clip_ratio_c/);
     expect(() => configOf(clip, { batches: 0 })).toThrow(/clip: option batches=0/);
+  });
+});
+
+describe('clip --seeds', () => {
+  it('carries comparisons: each KL-loss coefficient vs no KL loss, as the per-seed _minus_no_kl_loss pairs', async () => {
+    const small = [
+      'clip_ratios=[0.2]',
+      'ppo_epochs=[1,2]',
+      'mini_batches=[1]',
+      'dual_clip=on',
+      'optimizers=["adam"]',
+      'adam_lrs=[0.05]',
+      'batches=1',
+      'warmup_updates=4',
+      'ref_updates=4',
+      'kl_loss_coefs=[0.1,0.3]',
+      'eval_tasks=20',
+    ];
+    const rec = await runSeeds(clip, resolveConfig(clip, small), [1, 2, 3]);
+    const comparisons = rec.comparisons ?? [];
+    expect(comparisons.map((c) => `${c.metric}.${c.arm}`)).toEqual(
+      ['final_kl_to_ref', 'mean_kl_to_old', 'eval_success'].flatMap((m) => [
+        `${m}.kl_coef_0.1`,
+        `${m}.kl_coef_0.3`,
+      ]),
+    );
+    for (const c of comparisons) {
+      expect(c.baseline).toBe('no_kl_loss');
+      const perSeed = rec.runs.map((r) => r.metrics[`${c.metric}.${c.arm}_minus_no_kl_loss`] as number);
+      expect(c.diff).toBeCloseTo(perSeed.reduce((a, b) => a + b, 0) / perSeed.length, 5);
+    }
   });
 });

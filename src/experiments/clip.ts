@@ -753,5 +753,14 @@ export const clip: Experiment<typeof CLIP_OPTIONS> = {
   summary:
     'what the clipped surrogate bounds: exact KL(pi_old||pi_new), ratio tails and update size vs clip, PPO epochs, mini-batches, optimizer; reference vs old vs behaviour policy',
   options: CLIP_OPTIONS,
+  // Headline comparisons with --seeds: each KL-loss coefficient's training run vs the run without
+  // the KL loss (the reference arm; the per-seed `<metric>.kl_coef_<c>_minus_no_kl_loss` pairs).
+  // One baseline per plan: the clip-vs-no-clip sweep pairs stay per-seed metrics
+  // (`kl_true_mean.<clip>_e<E>_minus_none_e<E>`), summarised over seeds.
+  comparisons: (config) => ({
+    baseline: referenceArmName(0),
+    arms: [referenceArmName(0), ...new Set(config.kl_loss_coefs.map(referenceArmName))],
+    metrics: ['final_kl_to_ref', 'mean_kl_to_old', 'eval_success'],
+  }),
   run: runClip,
 };
