@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import type { PlotSpec } from './plotData.js';
-import { categoryOrder, DASHES, legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
+import {
+  categoryOrder,
+  DASHES,
+  degenerateYDomain,
+  legendLayout,
+  PALETTE,
+  renderPlotSvg,
+  svgToPng,
+} from './plots.js';
 
 function spec(over: Partial<PlotSpec>): PlotSpec {
   return {
@@ -106,6 +114,20 @@ describe('renderPlotSvg', () => {
     const xs = ticks(await renderPlotSvg(long), 'x');
     expect(xs.length).toBeGreaterThan(3);
     for (const l of xs) expect(Number.isInteger(Number(l))).toBe(true);
+  });
+
+  it("keeps Plot's own y domain for a stacked area of constant series (they stack to their sum)", () => {
+    const flat = spec({
+      kind: 'stacked-area',
+      points: [0, 1, 2].flatMap((x) => [
+        { x, y: 0.5, series: 'a' },
+        { x, y: 0.5, series: 'b' },
+      ]),
+    });
+    expect(degenerateYDomain(flat)).toBeUndefined();
+    expect(degenerateYDomain({ ...flat, points: flat.points.map((p) => ({ ...p, y: 0 })) })).toEqual([-1, 1]);
+    expect(degenerateYDomain({ kind: 'line', points: [{ x: 1, y: 384, series: 'a' }] })).toEqual([0, 384]);
+    expect(degenerateYDomain({ kind: 'line', points: [{ x: 1, y: -2, series: 'a' }] })).toEqual([-2, 0]);
   });
 
   it('draws a difference of exactly 0 with CI [0, 0] as a bar of height 0 on an axis around 0', async () => {

@@ -236,14 +236,21 @@ export function categoryOrder(xs: readonly (number | string)[]): (number | strin
 
 /**
  * The y domain when Plot's own would be degenerate, else undefined (Plot picks it). Every finite
- * y, lo and hi (and 0 for bars, which stand on a rule at 0) equal to one value c gives a zero-width
+ * y, lo and hi (and 0 for bars, which stand on a rule at 0; for a stacked area, 0 and the per-x
+ * sums) equal to one value c gives a zero-width
  * domain, which Plot draws with a single tick padded to six decimals ('400.000000', clipped by the
  * margin to '0.000000') and a bar of height 0 as a full-height bar. Then the axis runs from 0 to c
  * (a constant reads as its height above 0), or [-1, 1] around a constant 0.
  */
 export function degenerateYDomain(spec: Pick<PlotSpec, 'points' | 'kind'>): [number, number] | undefined {
-  const values = spec.points.flatMap((p) => [p.y, p.lo, p.hi]).filter((v): v is number => Number.isFinite(v));
-  if (spec.kind === 'bar') values.push(0);
+  let values = spec.points.flatMap((p) => [p.y, p.lo, p.hi]).filter((v): v is number => Number.isFinite(v));
+  if (spec.kind === 'stacked-area') {
+    // Drawn from 0 to the per-x sum of the series: those are its extent, not the single values.
+    const sums = new Map<number | string, number>();
+    for (const p of spec.points) if (Number.isFinite(p.y)) sums.set(p.x, (sums.get(p.x) ?? 0) + p.y);
+    values = [...sums.values()];
+  }
+  if (spec.kind === 'bar' || spec.kind === 'stacked-area') values.push(0);
   if (values.length === 0) return undefined;
   const c = values[0] as number;
   if (values.some((v) => v !== c)) return undefined;
