@@ -124,7 +124,13 @@ function readJson(file: string, what: string): unknown {
  * configs as `plan` (and, with `sameSeeds`, the same seeds); else BAD_SEED_RECORD naming the field
  * (for a config, the option that differs).
  */
-export function checkPlan(file: string, found: unknown, plan: SeedPlan, sameSeeds: boolean): void {
+export function checkPlan(
+  file: string,
+  found: unknown,
+  plan: SeedPlan,
+  sameSeeds: boolean,
+  against = "this command's",
+): void {
   const f = found as Partial<SeedPlan> | null;
   if (typeof f !== 'object' || f === null || f.format !== SEED_PLAN_FORMAT || !Array.isArray(f.configs)) {
     fail(`${file}: not a plan of labs run --seeds (format ${show(f?.format)})`, file, 'format');
@@ -132,7 +138,7 @@ export function checkPlan(file: string, found: unknown, plan: SeedPlan, sameSeed
   for (const field of ['experiment', 'version'] as const) {
     if (f[field] !== plan[field]) {
       fail(
-        `${file}: ${field} is ${show(f[field])}, this command's is ${show(plan[field])}; use another --out`,
+        `${file}: ${field} is ${show(f[field])}, ${against} is ${show(plan[field])}; use another --out`,
         file,
         field,
       );
@@ -140,7 +146,7 @@ export function checkPlan(file: string, found: unknown, plan: SeedPlan, sameSeed
   }
   if (toJson(f.sweep ?? null) !== toJson(plan.sweep)) {
     fail(
-      `${file}: sweep is ${show(f.sweep ?? null)}, this command's is ${show(plan.sweep)}; use another --out`,
+      `${file}: sweep is ${show(f.sweep ?? null)}, ${against} is ${show(plan.sweep)}; use another --out`,
       file,
       'sweep',
     );
@@ -150,7 +156,7 @@ export function checkPlan(file: string, found: unknown, plan: SeedPlan, sameSeed
     const key = other === undefined ? '(config)' : differingOption(other, config);
     if (key) {
       fail(
-        `${file}: option ${key} differs: run there with ${key}=${show(other?.[key])}, this command has ${key}=${show(config[key])}; use another --out or the same options`,
+        `${file}: option ${key} differs: run there with ${key}=${show(other?.[key])}, ${against} is ${key}=${show(config[key])}; use another --out or the same options`,
         file,
         key,
         { option: key },
@@ -158,7 +164,7 @@ export function checkPlan(file: string, found: unknown, plan: SeedPlan, sameSeed
     }
   }
   if (sameSeeds && toJson(f.seeds) !== toJson(plan.seeds)) {
-    fail(`${file}: seeds are ${show(f.seeds)}, expected ${show(plan.seeds)}`, file, 'seeds');
+    fail(`${file}: seeds are ${show(f.seeds)}, ${against} are ${show(plan.seeds)}`, file, 'seeds');
   }
 }
 
@@ -186,7 +192,7 @@ export function readSeedRecord(file: string, plan: SeedPlan, task: SeedTask): Ru
   const key = differingOption(config, task.config);
   if (key) {
     fail(
-      `${file}: option ${key} differs: run there with ${key}=${show(config[key])}, this command has ${key}=${show(task.config[key])}; use another --out or the same options`,
+      `${file}: option ${key} differs: run with ${key}=${show(config[key])} where ${key}=${show(task.config[key])} is expected; use another --out or the same options`,
       file,
       key,
       { option: key },
@@ -284,6 +290,7 @@ export interface CollectedSeeds {
  */
 export function collectSeedDirs(dirs: readonly string[]): CollectedSeeds {
   let plan: SeedPlan | undefined;
+  let first = '';
   for (const dir of dirs) {
     const file = join(dir, 'plan.json');
     if (!existsSync(file)) {
@@ -294,10 +301,10 @@ export function collectSeedDirs(dirs: readonly string[]): CollectedSeeds {
       );
     }
     const found = readJson(file, 'plan') as SeedPlan;
-    if (plan) checkPlan(file, found, plan, true);
+    if (plan) checkPlan(file, found, plan, true, `${first}'s`);
     else {
       checkPlan(file, found, found, true);
-      plan = found;
+      [plan, first] = [found, file];
     }
   }
   if (!plan) throw new LabError('BAD_CLI', 'labs merge: no directory given', { details: { field: 'DIR' } });
