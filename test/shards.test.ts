@@ -156,8 +156,9 @@ describe('--shard K/N and labs merge', () => {
     const dirs = [1, 2, 3].map((k) => join(out, `shard-${k}`));
     const ran: number[] = [];
     for (const [i, d] of dirs.entries()) {
-      const r = labs([...args, '--out', d, '--shard', `${i + 1}/3`]);
+      const r = labs([...args, '--out', d, '--shard', `${i + 1}/3`, '--json']);
       expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ shard: `${i + 1}/3`, ran: i === 0 ? 3 : 2, skipped: 0, out: d });
       expect(existsSync(join(d, 'record.json'))).toBe(false);
       ran.push(readdirSync(join(d, 'seeds')).length);
     }
@@ -239,6 +240,8 @@ describe('--shard K/N and labs merge', () => {
       /JOB_COMPLETION_INDEX is set but not the number of shards/,
     ],
     [['--shard', '1/2'], {}, /--shard needs --out DIR/],
+    [['--shard', '1/2', '--out', 'x', '--html'], {}, /--html with --shard/],
+    [['--shard', '1/2', '--out', 'x', '--shard-count', '2'], {}, /--shard-count goes with --shard auto/],
   ])('usage error for %j', (extra, env, message) => {
     const r = labs([...mask(5), '--seeds', '1..4', ...(extra as string[])], env as Record<string, string>);
     expect(r.code).toBe(2);

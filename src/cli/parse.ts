@@ -280,6 +280,13 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
               { details: { field: '--out' } },
             );
           }
+          if (o.html !== undefined) {
+            throw new LabError(
+              'BAD_CLI',
+              '--html with --shard: a shard writes no record to report; run labs report on the record labs merge writes',
+              { details: { field: '--html' } },
+            );
+          }
         }
         if (o.shardCount !== undefined && o.shard?.trim() !== 'auto') {
           throw new LabError(

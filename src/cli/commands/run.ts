@@ -86,7 +86,7 @@ async function runExperiment(
     const plan = planOf(p, experiment as Experiment, [config as Record<string, JsonValue>]);
     const result = await runJobList(p, experiment as Experiment, plan, dir as string, pool, experiment.name);
     if (!result.runs) {
-      output.write(`${shardDoneLine(result, dir as string)}\n`);
+      output.write(`${shardDoneLine(result, dir as string, p.json)}\n`);
       return 0;
     }
     record = await summarizeSeedRuns(

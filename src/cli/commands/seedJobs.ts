@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { runTasks } from '../../experiments/multiSeed.js';
 import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
-import { runDirName, seedsDirLabel } from '../../report/records.js';
+import { runDirName, seedsDirLabel, toJson } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedPlan } from '../../report/seedRecords.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
@@ -108,8 +108,9 @@ export async function runJobList(
   }
 }
 
-/** The line a shard prints when its share is done. */
-export function shardDoneLine(r: JobListResult, dir: string): string {
+/** What a shard prints when its share is done: one line, or with `json` the same as a JSON object. */
+export function shardDoneLine(r: JobListResult, dir: string, json = false): string {
   const s = r.shard as Shard;
+  if (json) return toJson({ shard: `${s.index}/${s.count}`, ran: r.ran, skipped: r.skipped, out: dir });
   return `shard ${s.index}/${s.count}: ran ${r.ran} seed runs, skipped ${r.skipped} already in ${join(dir, 'seeds')}; once every shard has finished: labs merge ${dir} --out ${dir}`;
 }

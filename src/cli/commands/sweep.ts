@@ -35,7 +35,7 @@ export async function sweepCommand(
   const label = `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`;
   const result = await runJobList(p, experiment, plan, dir, pool, label);
   if (!result.runs) {
-    output.write(`${shardDoneLine(result, dir)}\n`);
+    output.write(`${shardDoneLine(result, dir, p.json)}\n`);
     return 0;
   }
   const record = await assembleSweep(
