@@ -103,6 +103,23 @@ export type ParsedCli =
       debug: boolean;
     }
   | {
+      command: 'findings';
+      /** A manifest file, or NAME for docs/findings/NAME.json. */
+      manifest: string;
+      out: string | null;
+      /** `--seeds`: instead of the manifest's (null: the manifest's). */
+      seeds: number[] | null;
+      /** `--set key=value`: added to every run's options (after the manifest's, so they win). */
+      sets: string[];
+      jobs: number;
+      jobsGiven: boolean;
+      shard: Shard | 'auto' | null;
+      shardCount: string | null;
+      json: boolean;
+      progress: boolean;
+      debug: boolean;
+    }
+  | {
       command: 'merge';
       /** Output directories of the shards (or one shared directory) of one `labs run --seeds/--sweep`. */
       dirs: string[];
@@ -329,6 +346,65 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           jobsGiven: o.jobs !== undefined,
           shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
           shardCount: o.shardCount ?? null,
+          debug: debugOf(),
+        });
+      },
+    );
+
+  program
+    .command('findings')
+    .description(
+      'run what is missing of a findings manifest (the runs and comparisons behind a docs table), then compare',
+    )
+    .argument('<manifest>', 'NAME (docs/findings/NAME.json) or a manifest file')
+    .option('--out <dir>', 'write every run under this directory (default runs/findings/NAME/)')
+    .option('--seeds <A..B>', "run these seeds instead of the manifest's")
+    .option(
+      '--set <key=value>',
+      "set an option of every run (repeatable; wins over the manifest's)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--jobs <n>', 'run this many seeds at once (as labs run --jobs)')
+    .option('--shard <K/N|auto>', "run only share K of N of all the runs' seeds (as labs run --shard)")
+    .option('--shard-count <n>', 'with --shard auto: the number of shards (as labs run)')
+    .option('--json', 'print the findings (records and comparisons) as JSON')
+    .option('--no-progress', 'never show a progress bar')
+    .action(
+      (
+        manifest: string,
+        o: {
+          out?: string;
+          seeds?: string;
+          set: string[];
+          jobs?: string;
+          shard?: string;
+          shardCount?: string;
+          json?: boolean;
+          progress: boolean;
+        },
+      ) => {
+        if (o.shardCount !== undefined && o.shard?.trim() !== 'auto') {
+          throw new LabError(
+            'BAD_CLI',
+            '--shard-count goes with --shard auto (--shard K/N names the count)',
+            {
+              details: { field: '--shard-count' },
+            },
+          );
+        }
+        sink({
+          command: 'findings',
+          manifest,
+          out: o.out ?? null,
+          seeds: o.seeds === undefined ? null : parseSeeds(o.seeds),
+          sets: o.set,
+          jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
+          jobsGiven: o.jobs !== undefined,
+          shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
+          shardCount: o.shardCount ?? null,
+          json: Boolean(o.json),
+          progress: o.progress,
           debug: debugOf(),
         });
       },

@@ -13,7 +13,7 @@ import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
 import { output } from '../stdout.js';
-import { outputDir, planOf, runJobList, shardDoneLine } from './seedJobs.js';
+import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
 
 /**
  * Checks, without creating anything, that `dir` could be created and written: it is a writable
@@ -84,7 +84,14 @@ async function runExperiment(
   if (p.multi) {
     const elapsedMs = startStopwatch();
     const plan = planOf(p, experiment as Experiment, [config as Record<string, JsonValue>]);
-    const result = await runJobList(p, experiment as Experiment, plan, dir as string, pool, experiment.name);
+    const result = await runCommandJobs(
+      p,
+      experiment as Experiment,
+      plan,
+      dir as string,
+      pool,
+      experiment.name,
+    );
     if (!result.runs) {
       output.write(`${shardDoneLine(result, dir as string, p.json)}\n`);
       return 0;

@@ -16,7 +16,7 @@ import { runTasks } from '../../experiments/multiSeed.js';
 import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { runDirName, seedsDirLabel, toJson } from '../../report/records.js';
-import { openSeedDir, SEED_PLAN_FORMAT, type SeedPlan } from '../../report/seedRecords.js';
+import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
@@ -47,8 +47,16 @@ export function planOf(
 }
 
 /** The shard this process runs: `--shard K/N`, `--shard auto` from the environment, or null (all). */
-export function shardOf(p: RunCli): Shard | null {
+export function shardOf(p: { shard: Shard | 'auto' | null; shardCount: string | null }): Shard | null {
   return p.shard === 'auto' ? shardFromEnv(process.env, p.shardCount) : p.shard;
+}
+
+/**
+ * The jobs `0..total-1` of a list that `shard` runs, when the list starts at job `offset` of a longer
+ * one (a findings manifest shards all its runs' jobs as one list): all of them without a shard.
+ */
+export function shardJobs(total: number, shard: Shard | null, offset = 0): number[] {
+  return Array.from({ length: total }, (_, i) => i).filter((i) => !shard || inShard(offset + i, shard));
 }
 
 /** What {@link runJobList} did: every record (null for a shard), and how many runs it ran and skipped. */
@@ -59,12 +67,63 @@ export interface JobListResult {
   shard: Shard | null;
 }
 
+/** What {@link runJobList} runs: the jobs `mine` of `store`'s plan, those it does not hold yet. */
+export interface JobList {
+  experiment: Experiment;
+  store: SeedDir;
+  /** The jobs of the plan this process runs ({@link shardJobs}). */
+  mine: readonly number[];
+  shard: Shard | null;
+  pool: SeedPool | null;
+  /** The progress bar's label, and whether to show one. */
+  label: string;
+  progress: boolean;
+}
+
 /**
- * Runs the jobs of `plan` that `dir` does not hold yet (this shard's only, with `--shard`), writing
- * each record as it finishes, with `pool`'s threads. Returns every record in job-list order, or for
- * a shard null once its share is written.
+ * Runs the jobs `mine` of the plan that the directory does not hold yet, writing each record as it
+ * finishes, with `pool`'s threads (stderr says how many were skipped). Returns every record in
+ * job-list order, or for a shard null once its share is written.
  */
-export async function runJobList(
+export async function runJobList(job: JobList): Promise<JobListResult> {
+  const { experiment, store, mine, shard } = job;
+  const skipped = mine.filter((i) => store.done[i]).length;
+  if (skipped > 0) {
+    process.stderr.write(
+      `labs: ${skipped} of ${mine.length} seed runs already in ${join(store.dir, 'seeds')} (same config), skipped; running ${mine.length - skipped}\n`,
+    );
+  }
+  const progress = createProgress(
+    `${job.label}${shard ? ` shard ${shard.index}/${shard.count}` : ''} x${mine.length - skipped}`,
+    job.progress,
+  );
+  try {
+    const records = await runTasks(
+      experiment,
+      mine.map((i) => store.tasks[i] as (typeof store.tasks)[number]),
+      {
+        runner: job.pool?.runner(experiment),
+        onProgress: (d, t) => progress.update(d, t),
+        done: mine.map((i) => store.done[i]),
+        onRecord: (k, record) => store.write(mine[k] as number, record),
+      },
+    );
+    const ran = mine.length - skipped;
+    if (shard) {
+      store.writePlan();
+      return { runs: null, ran, skipped, shard };
+    }
+    return { runs: records, ran, skipped, shard };
+  } finally {
+    progress.stop();
+  }
+}
+
+/**
+ * The job list of a `labs run --seeds/--sweep` command in `dir`: opened (every record already there
+ * checked, before anything runs) and run ({@link runJobList}).
+ */
+export async function runCommandJobs(
   p: RunCli,
   experiment: Experiment,
   plan: SeedPlan,
@@ -73,39 +132,9 @@ export async function runJobList(
   label: string,
 ): Promise<JobListResult> {
   const shard = shardOf(p);
-  const total = plan.configs.length * plan.seeds.length;
-  const mine = Array.from({ length: total }, (_, i) => i).filter((i) => !shard || inShard(i, shard));
+  const mine = shardJobs(plan.configs.length * plan.seeds.length, shard);
   const store = openSeedDir(dir, plan, mine);
-  const skipped = mine.filter((i) => store.done[i]).length;
-  if (skipped > 0) {
-    process.stderr.write(
-      `labs: ${skipped} of ${mine.length} seed runs already in ${join(dir, 'seeds')} (same config), skipped; running ${mine.length - skipped}\n`,
-    );
-  }
-  const progress = createProgress(
-    `${label}${shard ? ` shard ${shard.index}/${shard.count}` : ''} x${mine.length - skipped}`,
-    p.progress,
-  );
-  const runner = pool?.runner(experiment);
-  try {
-    const records = await runTasks(
-      experiment,
-      mine.map((i) => store.tasks[i] as (typeof store.tasks)[number]),
-      {
-        runner,
-        onProgress: (d, t) => progress.update(d, t),
-        done: mine.map((i) => store.done[i]),
-        onRecord: (k, record) => store.write(mine[k] as number, record),
-      },
-    );
-    if (shard) {
-      store.writePlan();
-      return { runs: null, ran: mine.length - skipped, skipped, shard };
-    }
-    return { runs: records, ran: mine.length - skipped, skipped, shard };
-  } finally {
-    progress.stop();
-  }
+  return runJobList({ experiment, store, mine, shard, pool, label, progress: p.progress });
 }
 
 /** What a shard prints when its share is done: one line, or with `json` the same as a JSON object. */

@@ -18,7 +18,7 @@ import type { ParsedCli } from '../parse.js';
 import type { SeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
 import { checkWritableDir } from './run.js';
-import { outputDir, planOf, runJobList, shardDoneLine } from './seedJobs.js';
+import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
 
 export async function sweepCommand(
   p: Extract<ParsedCli, { command: 'run' }>,
@@ -33,7 +33,7 @@ export async function sweepCommand(
   const elapsedMs = startStopwatch();
   const plan = planOf(p, experiment, configs);
   const label = `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`;
-  const result = await runJobList(p, experiment, plan, dir, pool, label);
+  const result = await runCommandJobs(p, experiment, plan, dir, pool, label);
   if (!result.runs) {
     output.write(`${shardDoneLine(result, dir, p.json)}\n`);
     return 0;
