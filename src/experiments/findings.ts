@@ -84,7 +84,7 @@ export function parseFindings(data: unknown, file: string): FindingsManifest {
       const run = byName.get(c[side]);
       if (!run) throw bad(`comparisons[${i}].${side}`, `no run is named '${c[side]}'`);
       if (run.sweep)
-        bad(`comparisons[${i}].${side}`, `'${c[side]}' is a sweep; compare runs without --sweep`);
+        throw bad(`comparisons[${i}].${side}`, `'${c[side]}' is a sweep; compare runs without --sweep`);
     }
   }
   return m;
