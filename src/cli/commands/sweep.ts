@@ -32,7 +32,7 @@ export async function sweepCommand(
   if (p.html) await checkWritableDir(dirname(p.html), '--html');
   const elapsedMs = startStopwatch();
   const plan = planOf(p, experiment, configs);
-  const label = `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`;
+  const label = `${experiment.name} --sweep ${spec.key}`;
   const result = await runCommandJobs(p, experiment, plan, dir, pool, label);
   if (!result.runs) {
     output.write(`${shardDoneLine(result, dir, p.json)}\n`);
