@@ -9,6 +9,7 @@ import {
   openSeedDir,
   planTasks,
   SEED_PLAN_FORMAT,
+  type SeedPlan,
   seedRecordPath,
 } from './seedRecords.js';
 
@@ -53,7 +54,7 @@ describe('per-seed records', () => {
 
 describe('records of another version or experiment', () => {
   const dirOf = () => mkdtempSync(join(tmpdir(), 'labs-seedrecords-'));
-  const plan = (version: string) => ({
+  const plan = (version: string): SeedPlan => ({
     format: SEED_PLAN_FORMAT,
     experiment: 'mask',
     version,
