@@ -43,6 +43,10 @@ async function main(argv: string[]): Promise<number> {
       case 'run':
         return await (await import('./commands/run.js')).runCommand(parsed);
 
+      case 'findings':
+        return await (await import('./commands/findings.js')).findingsCommand(parsed);
+      case 'merge':
+        return await (await import('./commands/merge.js')).mergeCommand(parsed);
       case 'conformance':
         return await (await import('./commands/conformance.js')).conformanceCommand(parsed);
       case 'audit':

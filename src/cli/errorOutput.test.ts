@@ -7,7 +7,13 @@ describe('CLI error output', () => {
     const usage = (Object.keys(LAB_ERROR_KIND) as LabErrorCode[]).filter(
       (c) => exitCodeFor(new LabError(c, 'x')) === 2,
     );
-    expect(usage.sort()).toEqual(['BAD_CLI', 'BAD_OPTION_VALUE', 'UNKNOWN_EXPERIMENT', 'UNKNOWN_OPTION']);
+    expect(usage.sort()).toEqual([
+      'BAD_CLI',
+      'BAD_OPTION_VALUE',
+      'BAD_SEED_RECORD',
+      'UNKNOWN_EXPERIMENT',
+      'UNKNOWN_OPTION',
+    ]);
     expect(exitCodeFor(new LabError('IO_ERROR', 'x'))).toBe(1);
     expect(exitCodeFor(new TypeError('boom'))).toBe(1);
     expect(exitCodeFor('a string')).toBe(1);

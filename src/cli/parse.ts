@@ -11,6 +11,7 @@ import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
+import { parseShard, type Shard } from './shard.js';
 import { terminalColumns } from './terminal.js';
 
 /**
@@ -92,6 +93,38 @@ export type ParsedCli =
        * the run's pace shows they pay (src/cli/seedPool.ts).
        */
       jobsGiven: boolean;
+      /**
+       * `--shard K/N`: run only share K of N of the job list, writing per-seed records into `--out`
+       * (src/cli/shard.ts); `'auto'`: from the scheduler's variables; null: the whole list.
+       */
+      shard: Shard | 'auto' | null;
+      /** `--shard-count N` (with `--shard auto`, where the scheduler gives no count), else null. */
+      shardCount: string | null;
+      debug: boolean;
+    }
+  | {
+      command: 'findings';
+      /** A manifest file, or NAME for docs/findings/NAME.json. */
+      manifest: string;
+      out: string | null;
+      /** `--seeds`: instead of the manifest's (null: the manifest's). */
+      seeds: number[] | null;
+      /** `--set key=value`: added to every run's options (after the manifest's, so they win). */
+      sets: string[];
+      jobs: number;
+      jobsGiven: boolean;
+      shard: Shard | 'auto' | null;
+      shardCount: string | null;
+      json: boolean;
+      progress: boolean;
+      debug: boolean;
+    }
+  | {
+      command: 'merge';
+      /** Output directories of the shards (or one shared directory) of one `labs run --seeds/--sweep`. */
+      dirs: string[];
+      out: string;
+      json: boolean;
       debug: boolean;
     }
   | { command: 'conformance'; file: string; json: boolean; debug: boolean }
@@ -225,6 +258,14 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       '--jobs <n>',
       'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
     )
+    .option(
+      '--shard <K/N|auto>',
+      'with --seeds or --sweep and --out: run only share K of N of the (sweep value x seed) runs, writing their per-seed records into --out for `labs merge` (auto: from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or PARALLEL_SEQ)',
+    )
+    .option(
+      '--shard-count <n>',
+      'with --shard auto: the number of shards, where the scheduler does not give it (Kubernetes, GNU parallel; or LABS_SHARD_COUNT)',
+    )
     .action(
       (
         o: {
@@ -238,9 +279,41 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           html?: string | boolean;
           progress: boolean;
           jobs?: string;
+          shard?: string;
+          shardCount?: string;
         },
         cmd: Command,
       ) => {
+        if (o.shard !== undefined) {
+          if (o.seeds === undefined && o.sweep === undefined) {
+            throw new LabError('BAD_CLI', '--shard splits the runs of --seeds or --sweep; give one of them', {
+              details: { field: '--shard' },
+            });
+          }
+          if (o.out === undefined) {
+            throw new LabError(
+              'BAD_CLI',
+              '--shard needs --out DIR: every shard writes its per-seed records there for labs merge',
+              { details: { field: '--out' } },
+            );
+          }
+          if (o.html !== undefined) {
+            throw new LabError(
+              'BAD_CLI',
+              '--html with --shard: a shard writes no record to report; run labs report on the record labs merge writes',
+              { details: { field: '--html' } },
+            );
+          }
+        }
+        if (o.shardCount !== undefined && o.shard?.trim() !== 'auto') {
+          throw new LabError(
+            'BAD_CLI',
+            '--shard-count goes with --shard auto (--shard K/N names the count)',
+            {
+              details: { field: '--shard-count' },
+            },
+          );
+        }
         if (o.seeds !== undefined && cmd.getOptionValueSource('seed') === 'cli') {
           throw new LabError(
             'BAD_CLI',
@@ -271,9 +344,82 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           progress: o.progress,
           jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
           jobsGiven: o.jobs !== undefined,
+          shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
+          shardCount: o.shardCount ?? null,
           debug: debugOf(),
         });
       },
+    );
+
+  program
+    .command('findings')
+    .description(
+      'run what is missing of a findings manifest (the runs and comparisons behind a docs table), then compare',
+    )
+    .argument('<manifest>', 'NAME (docs/findings/NAME.json) or a manifest file')
+    .option('--out <dir>', 'write every run under this directory (default runs/findings/NAME/)')
+    .option('--seeds <A..B>', "run these seeds instead of the manifest's")
+    .option(
+      '--set <key=value>',
+      "set an option of every run (repeatable; wins over the manifest's)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--jobs <n>', 'run this many seeds at once (as labs run --jobs)')
+    .option('--shard <K/N|auto>', "run only share K of N of all the runs' seeds (as labs run --shard)")
+    .option('--shard-count <n>', 'with --shard auto: the number of shards (as labs run)')
+    .option('--json', 'print the findings (records and comparisons) as JSON')
+    .option('--no-progress', 'never show a progress bar')
+    .action(
+      (
+        manifest: string,
+        o: {
+          out?: string;
+          seeds?: string;
+          set: string[];
+          jobs?: string;
+          shard?: string;
+          shardCount?: string;
+          json?: boolean;
+          progress: boolean;
+        },
+      ) => {
+        if (o.shardCount !== undefined && o.shard?.trim() !== 'auto') {
+          throw new LabError(
+            'BAD_CLI',
+            '--shard-count goes with --shard auto (--shard K/N names the count)',
+            {
+              details: { field: '--shard-count' },
+            },
+          );
+        }
+        sink({
+          command: 'findings',
+          manifest,
+          out: o.out ?? null,
+          seeds: o.seeds === undefined ? null : parseSeeds(o.seeds),
+          sets: o.set,
+          jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
+          jobsGiven: o.jobs !== undefined,
+          shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
+          shardCount: o.shardCount ?? null,
+          json: Boolean(o.json),
+          progress: o.progress,
+          debug: debugOf(),
+        });
+      },
+    );
+
+  program
+    .command('merge')
+    .description(
+      'build the multi-seed (or sweep) record of a labs run --seeds/--sweep from its per-seed records (the --out directories of its shards)',
+    )
+    .argument('<dirs...>', "the shards' --out directories (or the one directory they share)")
+    .requiredOption('--out <dir>', 'write record.json into this directory')
+    .option('--json', 'print the record as JSON instead of the summary')
+    .action((dirs: string[], o: { out: string; json?: boolean }) =>
+      sink({ command: 'merge', dirs, out: o.out, json: Boolean(o.json), debug: debugOf() }),
     );
 
   program

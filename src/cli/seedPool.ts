@@ -271,7 +271,11 @@ export function startSeedPool(
     runner(experiment: Experiment): SeedRunner {
       return {
         jobs: workers + 1,
-        async runAll(tasks: readonly SeedTask[], onFinished?: (done: number, total: number) => void) {
+        async runAll(
+          tasks: readonly SeedTask[],
+          onFinished?: (done: number, total: number) => void,
+          onOutcome?: (index: number, outcome: SeedOutcome) => void,
+        ) {
           const n = tasks.length;
           const queue = new SeedQueue(n);
           const outcomes: (SeedOutcome | undefined)[] = new Array(n);
@@ -295,9 +299,13 @@ export function startSeedPool(
             job,
             queue,
             (reply) => {
-              if (reply.type === 'record') outcomes[reply.index] = { ok: true, record: reply.record };
-              else if (reply.type === 'error')
-                outcomes[reply.index] = { ok: false, error: rebuild(reply.error) };
+              let o: SeedOutcome | undefined;
+              if (reply.type === 'record') o = { ok: true, record: reply.record };
+              else if (reply.type === 'error') o = { ok: false, error: rebuild(reply.error) };
+              if (o) {
+                outcomes[reply.index] = o;
+                onOutcome?.(reply.index, o);
+              }
               report();
             },
             async (i, tick) => {
@@ -306,17 +314,17 @@ export function startSeedPool(
                 report(t > 0 ? d / t : 1);
                 tick();
               };
+              let o: SeedOutcome;
               try {
-                const record = await experiment.run(task.config, { seed: task.seed, onProgress });
-                outcomes[i] = { ok: true, record };
-                return true;
+                o = { ok: true, record: await experiment.run(task.config, { seed: task.seed, onProgress }) };
               } catch (e) {
-                outcomes[i] = { ok: false, error: e };
-                return false;
-              } finally {
-                // counted by the caller's queue.finish right after; the bar shows it now
-                report(1);
+                o = { ok: false, error: e };
               }
+              outcomes[i] = o;
+              onOutcome?.(i, o);
+              // counted by the caller's queue.finish right after; the bar shows it now
+              report(1);
+              return o.ok;
             },
             true,
           );

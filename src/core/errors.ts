@@ -34,6 +34,12 @@ export type LabErrorCode =
   | 'BAD_VALUE'
   /** A record file that is not a RunRecord. */
   | 'BAD_RECORD'
+  /**
+   * Per-seed records that cannot be resumed from or merged (`--out DIR` of `--seeds`, `labs merge`):
+   * a file truncated or from another experiment, config or version, two copies of a seed that
+   * differ, seeds missing (usage: the command names records that do not fit it).
+   */
+  | 'BAD_SEED_RECORD'
   /** A browser or other external program the command needs is missing. */
   | 'MISSING_DEPENDENCY'
   /** The data engine (DuckDB) ran out of memory under its memory limit (`--memory-limit`). */
@@ -50,6 +56,7 @@ export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>>
   UNKNOWN_EXPERIMENT: 'usage',
   UNKNOWN_OPTION: 'usage',
   BAD_OPTION_VALUE: 'usage',
+  BAD_SEED_RECORD: 'usage',
   SHAPE_MISMATCH: 'runtime',
   NON_FINITE: 'runtime',
   BAD_MASK: 'runtime',

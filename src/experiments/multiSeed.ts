@@ -106,14 +106,16 @@ export type SeedOutcome = { ok: true; record: RunRecord } | { ok: false; error: 
  * record, byte for byte; only `timing` may differ) or the error it throws. After a failure no thread
  * claims another task (one claimed at that very moment may still run), so every task before the
  * first failure has an outcome; tasks never claimed are `undefined`. `onFinished(done, total)` counts
- * finished tasks (fractional while a task on this thread reports its own progress). `jobs` is the
- * number of threads running tasks.
+ * finished tasks (fractional while a task on this thread reports its own progress). `onOutcome(i,
+ * outcome)` gets each task's outcome as soon as it is in (in finishing order, on this thread; it must
+ * not throw). `jobs` is the number of threads running tasks.
  */
 export interface SeedRunner {
   jobs: number;
   runAll(
     tasks: readonly SeedTask[],
     onFinished?: (done: number, total: number) => void,
+    onOutcome?: (index: number, outcome: SeedOutcome) => void,
   ): Promise<(SeedOutcome | undefined)[]>;
   /**
    * `items.map((it) => curveBands(it.series, it.key))`, computed on the runner's threads (the bands
@@ -157,6 +159,101 @@ export function usesRunner(runner: SeedRunner | undefined, tasks: number): runne
   return runner !== undefined && runner.jobs > 1 && tasks > 1;
 }
 
+/** What {@link runTasks} is given besides the tasks. */
+export interface RunTasksOptions {
+  /** `--jobs`: the threads that share the tasks (absent or one thread: serially on this thread). */
+  runner?: SeedRunner | undefined;
+  /** Tasks finished so far out of those to run (fractional while this thread's task reports). */
+  onProgress?: ((done: number, total: number) => void) | undefined;
+  /**
+   * Records already on hand by task index (a resumed run's per-seed records): those tasks are not
+   * run and their record is taken as it is.
+   */
+  done?: readonly (RunRecord | undefined)[] | undefined;
+  /**
+   * Called with each task's record (index in `tasks`) as soon as it is finished, before the others
+   * are; the CLI writes it to disk there, so an interrupted run keeps every finished seed. If it
+   * throws, that error is thrown: at once when running serially, once the threads are done with
+   * `runner`.
+   */
+  onRecord?: ((index: number, record: RunRecord) => void) | undefined;
+}
+
+/**
+ * Runs every task of `tasks` that `done` does not already hold (in list order, serially or on
+ * `runner`'s threads: the same records either way) and returns every task's record in list order.
+ * A failure is the first failing task's (list order), with its seed named, as a serial run reports it.
+ */
+export async function runTasks(
+  experiment: Experiment,
+  tasks: readonly SeedTask[],
+  options: RunTasksOptions = {},
+): Promise<RunRecord[]> {
+  const { runner, onProgress, done = [], onRecord } = options;
+  const todo = tasks.flatMap((task, i) => (done[i] ? [] : [{ task, i }]));
+  const records: (RunRecord | undefined)[] = tasks.map((_, i) => done[i]);
+  if (usesRunner(runner, todo.length)) {
+    let writeError: { error: unknown } | undefined;
+    const outcomes = await runner.runAll(
+      todo.map((t) => t.task),
+      onProgress,
+      (k, outcome) => {
+        if (!outcome.ok || writeError) return;
+        try {
+          onRecord?.((todo[k] as { i: number }).i, outcome.record);
+        } catch (error) {
+          writeError = { error };
+        }
+      },
+    );
+    if (writeError) throw writeError.error;
+    const fresh = recordsOrFirstError(
+      todo.map((t) => t.task),
+      outcomes,
+    );
+    for (const [k, { i }] of todo.entries()) records[i] = fresh[k];
+  } else {
+    for (const [k, { task, i }] of todo.entries()) {
+      const ctx = onProgress
+        ? {
+            seed: task.seed,
+            onProgress: (d: number, t: number) => onProgress(k + (t > 0 ? d / t : 1), todo.length),
+          }
+        : { seed: task.seed };
+      let record: RunRecord;
+      try {
+        record = await experiment.run(task.config, ctx);
+      } catch (e) {
+        throw namingSeed(e, task.seed);
+      }
+      records[i] = record;
+      onRecord?.(i, record);
+      onProgress?.(k + 1, todo.length);
+    }
+  }
+  return records as RunRecord[];
+}
+
+/**
+ * The multi-seed record of `runs` (one per seed, in the order given) of `experiment` at `config`:
+ * {@link summarizeRuns} with the experiment's comparison plan, the curve bands computed on `runner`'s
+ * threads when given (the same numbers), and `timing.threads` when more than one thread ran.
+ */
+export async function summarizeSeedRuns(
+  experiment: Pick<Experiment, 'name' | 'comparisons'>,
+  config: Record<string, JsonValue>,
+  runs: RunRecord[],
+  wallMs: number,
+  runner?: SeedRunner,
+): Promise<MultiSeedRecord> {
+  const bands = usesRunner(runner, runs.length) ? await runner.bandAll?.(curvesToBand(runs)) : undefined;
+  const plan = experiment.comparisons?.(config as never) ?? null;
+  const record = summarizeRuns(experiment.name, config, runs, wallMs, plan, bands);
+  const threads = usesRunner(runner, runs.length) ? (runner.threadsUsed?.() ?? 1) : 1;
+  if (threads > 1) record.timing.threads = threads;
+  return record;
+}
+
 /**
  * Runs `experiment` for every seed (deterministic per seed) and summarises. Without `runner` (or
  * with a one-thread runner) the seeds run one after another on this thread; with one they run on it
@@ -171,37 +268,13 @@ export async function runSeeds<S extends OptionsSchema>(
   runner?: SeedRunner,
 ): Promise<MultiSeedRecord> {
   const elapsedMs = startStopwatch();
-  let runs: RunRecord[];
-  let bands: CurveBand[] | undefined;
-  if (usesRunner(runner, seeds.length)) {
-    const tasks = seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed }));
-    runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
-    bands = await runner.bandAll?.(curvesToBand(runs));
-  } else {
-    runs = [];
-    for (let i = 0; i < seeds.length; i++) {
-      const seed = seeds[i] as number;
-      const ctx = onProgress
-        ? { seed, onProgress: (d: number, t: number) => onProgress(i + (t > 0 ? d / t : 1), seeds.length) }
-        : { seed };
-      try {
-        runs.push(await experiment.run(config, ctx));
-      } catch (e) {
-        throw namingSeed(e, seed);
-      }
-      onProgress?.(i + 1, seeds.length);
-    }
-  }
-  const plan = experiment.comparisons?.(config) ?? null;
-  const record = summarizeRuns(
-    experiment.name,
+  const tasks = seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed }));
+  const runs = await runTasks(experiment as Experiment, tasks, { runner, onProgress });
+  return summarizeSeedRuns(
+    experiment as Experiment,
     config as Record<string, JsonValue>,
     runs,
     elapsedMs(),
-    plan,
-    bands,
+    runner,
   );
-  const threads = usesRunner(runner, seeds.length) ? (runner.threadsUsed?.() ?? 1) : 1;
-  if (threads > 1) record.timing.threads = threads;
-  return record;
 }

@@ -9,9 +9,9 @@
 import { LabError } from '../core/errors.js';
 import {
   curvesToBand,
-  recordsOrFirstError,
-  runSeeds,
+  runTasks,
   type SeedRunner,
+  type SeedTask,
   summarizeRuns,
   usesRunner,
 } from './multiSeed.js';
@@ -59,65 +59,65 @@ export interface SweepRecord {
 }
 
 /**
- * Runs `experiment` at every value of `spec` over `seeds` (the same seeds, in order, at every value),
- * with the other options from `sets`. Every value is validated before anything runs, so a bad last
- * value fails in a second, not after the others have run. Errors: BAD_CLI when `sets` also sets the
- * swept key; the experiment's own UNKNOWN_OPTION / BAD_OPTION_VALUE for a bad key or value.
- * With `runner` (`--jobs`) every (value, seed) run goes to it as one task list: the same record
- * except `timing` (each point's `wall_ms` is then the sum of its runs' wall times).
+ * The config of every value of `spec`, with the other options from `sets`, all validated before
+ * anything runs (a bad last value fails in a second, not after the others have run). Errors:
+ * BAD_CLI when `sets` also sets the swept key; the experiment's own UNKNOWN_OPTION /
+ * BAD_OPTION_VALUE for a bad key or value.
  */
-export async function runSweep(
+export function sweepConfigs(
   experiment: Experiment,
   sets: readonly string[],
   spec: SweepSpec,
-  seeds: readonly number[],
-  onProgress?: (done: number, total: number) => void,
-  runner?: SeedRunner,
-): Promise<SweepRecord> {
-  const elapsedMs = startStopwatch();
+): Record<string, JsonValue>[] {
   if (sets.some((pair) => parseSetPair(pair)[0] === spec.key)) {
     throw new LabError('BAD_CLI', `--sweep ${spec.key}=... and --set ${spec.key}=... exclude each other`, {
       details: { field: '--sweep', key: spec.key },
     });
   }
-  const configs = spec.values.map((v) => resolveConfig(experiment, [...sets, `${spec.key}=${v}`]));
-  const points: SweepPoint[] = [];
-  // Every (value, seed) run is independent: with a runner they are one task list (value-major, the
-  // serial order), so the threads stay busy across values and the first failure is the serial one.
-  const tasks = configs.flatMap((config) =>
-    seeds.map((seed) => ({ config: config as Record<string, JsonValue>, seed })),
+  return spec.values.map(
+    (v) => resolveConfig(experiment, [...sets, `${spec.key}=${v}`]) as Record<string, JsonValue>,
   );
-  if (usesRunner(runner, tasks.length)) {
-    const runs = recordsOrFirstError(tasks, await runner.runAll(tasks, onProgress));
-    const perValue = configs.map((_, i) => runs.slice(i * seeds.length, (i + 1) * seeds.length));
-    // Every value's curve bands in one share-out, then cut back per value.
-    const items = perValue.map((own) => curvesToBand(own));
-    const all = await runner.bandAll?.(items.flat());
-    let at = 0;
-    for (const [i, config] of configs.entries()) {
-      const own = perValue[i] as RunRecord[];
-      const bands = all?.slice(at, at + (items[i] as unknown[]).length);
-      at += (items[i] as unknown[]).length;
-      // The values' runs interleave, so a value has no wall time of its own: its runs' sum stands in.
-      const wallMs = own.reduce((sum, r) => sum + r.timing.wall_ms, 0);
-      const plan = experiment.comparisons?.(config) ?? null;
-      const record = summarizeRuns(
-        experiment.name,
-        config as Record<string, JsonValue>,
-        own,
-        wallMs,
-        plan,
-        bands,
-      );
-      points.push({ value: config[spec.key] as JsonValue, record });
-    }
-  } else {
-    for (const [i, config] of configs.entries()) {
-      const record = await runSeeds(experiment, config, seeds, (d, t) =>
-        onProgress?.(i * t + d, configs.length * t),
-      );
-      points.push({ value: config[spec.key] as JsonValue, record });
-    }
+}
+
+/**
+ * A sweep's job list: every (value, seed) run, value-major (the serial order), so `--jobs` threads
+ * stay busy across values and the first failure is the serial one.
+ */
+export function sweepTasks(
+  configs: readonly Record<string, JsonValue>[],
+  seeds: readonly number[],
+): SeedTask[] {
+  return configs.flatMap((config) => seeds.map((seed) => ({ config, seed })));
+}
+
+/**
+ * The sweep record from every (value, seed) run of {@link sweepTasks}' list (`runs`, in its order):
+ * each value's multi-seed record (its `wall_ms` the sum of its runs', since with `--jobs` the values'
+ * runs interleave), and the dose-response rows. With `runner` the curve bands of every value are
+ * computed in one share-out on its threads (the same numbers).
+ */
+export async function assembleSweep(
+  experiment: Experiment,
+  spec: Pick<SweepSpec, 'key'>,
+  seeds: readonly number[],
+  configs: readonly Record<string, JsonValue>[],
+  runs: readonly RunRecord[],
+  wallMs: number,
+  runner?: SeedRunner,
+): Promise<SweepRecord> {
+  const perValue = configs.map((_, i) => runs.slice(i * seeds.length, (i + 1) * seeds.length));
+  const items = perValue.map((own) => curvesToBand(own));
+  const all = usesRunner(runner, runs.length) ? await runner.bandAll?.(items.flat()) : undefined;
+  const points: SweepPoint[] = [];
+  let at = 0;
+  for (const [i, config] of configs.entries()) {
+    const own = perValue[i] as RunRecord[];
+    const bands = all?.slice(at, at + (items[i] as unknown[]).length);
+    at += (items[i] as unknown[]).length;
+    const pointWallMs = own.reduce((sum, r) => sum + r.timing.wall_ms, 0);
+    const plan = experiment.comparisons?.(config) ?? null;
+    const record = summarizeRuns(experiment.name, config, own, pointWallMs, plan, bands);
+    points.push({ value: config[spec.key] as JsonValue, record });
   }
   const plan = configs[0] ? (experiment.comparisons?.(configs[0]) ?? null) : null;
   return {
@@ -129,8 +129,28 @@ export async function runSweep(
     baseline: plan?.baseline ?? null,
     points,
     dose_response: doseResponse(experiment, points),
-    timing: { wall_ms: elapsedMs() },
+    timing: { wall_ms: wallMs },
   };
+}
+
+/**
+ * Runs `experiment` at every value of `spec` over `seeds` (the same seeds, in order, at every value),
+ * with the other options from `sets` (validated first: {@link sweepConfigs}). With `runner`
+ * (`--jobs`) every (value, seed) run goes to it as one task list ({@link sweepTasks}): the same record
+ * except `timing`.
+ */
+export async function runSweep(
+  experiment: Experiment,
+  sets: readonly string[],
+  spec: SweepSpec,
+  seeds: readonly number[],
+  onProgress?: (done: number, total: number) => void,
+  runner?: SeedRunner,
+): Promise<SweepRecord> {
+  const elapsedMs = startStopwatch();
+  const configs = sweepConfigs(experiment, sets, spec);
+  const runs = await runTasks(experiment, sweepTasks(configs, seeds), { runner, onProgress });
+  return assembleSweep(experiment, spec, seeds, configs, runs, elapsedMs(), runner);
 }
 
 /**

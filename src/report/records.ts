@@ -16,11 +16,23 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v), 2);
 }
 
+/** The inverse of {@link toJson}: JSON with the strings 'NaN' / 'Infinity' / '-Infinity' read back as those numbers. */
+export function fromJson(text: string): unknown {
+  return JSON.parse(text, (_k, v) =>
+    v === 'NaN' ? Number.NaN : v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v,
+  );
+}
+
 /**
  * Writes `data` to `path` atomically (temp file + rename in the same directory). When the write or
  * the rename fails (disk full, `path` is a directory) the temp file is removed before rethrowing.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  writeFileAtomicSync(path, data);
+}
+
+/** {@link writeFileAtomic}, synchronously: done before the caller's next statement (a seed's record as it finishes). */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
   try {
     writeFileSync(tmp, data);

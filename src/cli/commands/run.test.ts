@@ -21,6 +21,8 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   progress: false,
   jobs: 1,
   jobsGiven: true,
+  shard: null,
+  shardCount: null,
   debug: false,
 };
 

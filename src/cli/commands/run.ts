@@ -1,10 +1,11 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LabError } from '../../core/errors.js';
-import { runSeeds } from '../../experiments/multiSeed.js';
+import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
-import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import { startStopwatch } from '../../experiments/stopwatch.js';
+import type { Experiment, JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
@@ -13,6 +14,7 @@ import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
 import { output } from '../stdout.js';
+import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
 
 /**
  * Checks, without creating anything, that `dir` could be created and written: it is a writable
@@ -53,7 +55,9 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
   mark('run imported');
   // Workers of a given --jobs start first: they load the experiment while this thread loads and
   // validates. By default they start later, if the seeds' pace shows they pay.
-  const tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
+  let tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
+  // a shard runs its share only (round robin: src/cli/shard.ts)
+  if (p.shard && p.shard !== 'auto') tasks = Math.ceil((tasks - p.shard.index + 1) / p.shard.count);
   const pool = p.multi ? openSeedPool(p.experiment, p.jobs, tasks, p.jobsGiven) : null;
   try {
     if (p.sweep) return await (await import('./sweep.js')).sweepCommand(p, p.sweep, pool);
@@ -71,26 +75,46 @@ async function runExperiment(
   mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
   mark('config resolved');
-  await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
-  if (p.html) await checkWritableDir(dirname(p.html), '--html');
-  const progress = createProgress(
-    p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
-    p.progress,
+  const dir = p.multi ? outputDir(p, experiment.name) : null;
+  await checkWritableDir(
+    dir ?? p.out ?? 'runs',
+    p.out ? '--out' : 'output directory (default; change with --out)',
   );
+  if (p.html) await checkWritableDir(dirname(p.html), '--html');
   let record: RunRecord | MultiSeedRecord;
-  try {
-    if (p.multi) {
-      const runner = pool?.runner(experiment as Experiment);
-      record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), runner);
-    } else {
+  if (p.multi) {
+    const elapsedMs = startStopwatch();
+    const plan = planOf(p, experiment as Experiment, [config as Record<string, JsonValue>]);
+    const result = await runCommandJobs(
+      p,
+      experiment as Experiment,
+      plan,
+      dir as string,
+      pool,
+      experiment.name,
+    );
+    if (!result.runs) {
+      output.write(`${shardDoneLine(result, dir as string, p.json)}\n`);
+      return 0;
+    }
+    record = await summarizeSeedRuns(
+      experiment as Experiment,
+      config as Record<string, JsonValue>,
+      result.runs,
+      elapsedMs(),
+      pool?.runner(experiment as Experiment),
+    );
+  } else {
+    const progress = createProgress(experiment.name, p.progress);
+    try {
       const seed = p.seeds[0] as number;
       record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+    } finally {
+      progress.stop();
     }
-  } finally {
-    progress.stop();
   }
   mark('experiment ran');
-  const path = await writeRecord(record, p.out ? { dir: p.out } : {});
+  const path = await writeRecord(record, dir ? { dir } : p.out ? { dir: p.out } : {});
   mark('record written');
   const htmlPath = p.html === '' ? join(dirname(path), 'report.html') : p.html;
   if (htmlPath) {

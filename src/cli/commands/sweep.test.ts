@@ -23,6 +23,8 @@ describe('labs run --sweep', () => {
       progress: false,
       jobs: 1,
       jobsGiven: true,
+      shard: null,
+      shardCount: null,
       debug: false,
     };
     const out: string[] = [];

@@ -9,16 +9,17 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { loadExperiment } from '../../experiments/registry.js';
-import { runSweep } from '../../experiments/sweep.js';
+import { startStopwatch } from '../../experiments/stopwatch.js';
+import { assembleSweep, sweepConfigs } from '../../experiments/sweep.js';
 import type { SweepSpec } from '../../experiments/sweepSpec.js';
-import { runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report/records.js';
+import { toJson, writeFileAtomic } from '../../report/records.js';
 import { formatSweep } from '../../report/summaries/sweep.js';
 import type { ParsedCli } from '../parse.js';
 import { plotHint } from '../plotHint.js';
-import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
 import { checkWritableDir } from './run.js';
+import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
 
 export async function sweepCommand(
   p: Extract<ParsedCli, { command: 'run' }>,
@@ -26,28 +27,27 @@ export async function sweepCommand(
   pool: SeedPool | null = null,
 ): Promise<number> {
   const experiment = await loadExperiment(p.experiment);
-  const dir =
-    p.out ??
-    join('runs', runDirName(`${experiment.name}-sweep-${spec.key}`, seedsDirLabel(p.seeds), new Date()));
+  const configs = sweepConfigs(experiment, p.sets, spec);
+  const dir = outputDir(p, `${experiment.name}-sweep-${spec.key}`);
   await checkWritableDir(dir, p.out ? '--out' : 'output directory (default; change with --out)');
   if (p.html) await checkWritableDir(dirname(p.html), '--html');
-  const progress = createProgress(
-    `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`,
-    p.progress,
-  );
-  let record: Awaited<ReturnType<typeof runSweep>>;
-  try {
-    record = await runSweep(
-      experiment,
-      p.sets,
-      spec,
-      p.seeds,
-      (d, t) => progress.update(d, t),
-      pool?.runner(experiment),
-    );
-  } finally {
-    progress.stop();
+  const elapsedMs = startStopwatch();
+  const plan = planOf(p, experiment, configs);
+  const label = `${experiment.name} --sweep ${spec.key}`;
+  const result = await runCommandJobs(p, experiment, plan, dir, pool, label);
+  if (!result.runs) {
+    output.write(`${shardDoneLine(result, dir, p.json)}\n`);
+    return 0;
   }
+  const record = await assembleSweep(
+    experiment,
+    spec,
+    p.seeds,
+    configs,
+    result.runs,
+    elapsedMs(),
+    pool?.runner(experiment),
+  );
   const path = join(dir, 'record.json');
   try {
     await mkdir(dir, { recursive: true });

@@ -1,0 +1,30 @@
+// Every manifest in docs/findings/ is valid and every run's options resolve for its experiment, so
+// `labs findings NAME` would not fail on its manifest after hours of runs (nothing is run here).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseFindings, runSets } from '../src/experiments/findings.js';
+import { resolveConfig } from '../src/experiments/options.js';
+import { loadExperiment } from '../src/experiments/registry.js';
+import { sweepConfigs } from '../src/experiments/sweep.js';
+import { parseSweep } from '../src/experiments/sweepSpec.js';
+
+const dir = join('docs', 'findings');
+const manifests = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+describe('docs/findings manifests', () => {
+  it('there is at least one', () => expect(manifests.length).toBeGreaterThan(0));
+
+  it.each(manifests)('%s parses and its runs resolve', async (name) => {
+    const file = join(dir, name);
+    const m = parseFindings(JSON.parse(readFileSync(file, 'utf8')), file);
+    for (const run of m.runs) {
+      const experiment = await loadExperiment(run.experiment);
+      const sets = runSets(run, []);
+      const configs = run.sweep
+        ? sweepConfigs(experiment, sets, parseSweep(run.sweep))
+        : [resolveConfig(experiment, sets)];
+      for (const c of configs) for (const [k, v] of Object.entries(run.set)) expect(c[k]).toBe(v);
+    }
+  });
+});
