@@ -4,7 +4,6 @@
  * BAD_RECORD error naming its file), plans the plots (plotData.ts), draws them (plots.ts) and
  * assembles the page (page.ts). The HTML is written atomically.
  */
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import { experimentNames, loadExperiment } from '../experiments/registry.js';
@@ -15,7 +14,7 @@ import { renderPage } from './page.js';
 import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
 import { normalizeRecord } from './recordShape.js';
-import { writeFileAtomic } from './records.js';
+import { makeDirs, writeFileAtomic } from './records.js';
 import { rerunCommand } from './rerun.js';
 
 export interface HtmlReportOptions {
@@ -79,10 +78,10 @@ export async function writeHtmlReport(
   const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });
   const pngs: string[] = [];
   try {
-    await mkdir(dirname(o.html), { recursive: true });
+    makeDirs(dirname(o.html));
     await writeFileAtomic(o.html, page);
     if (o.png) {
-      await mkdir(o.png, { recursive: true });
+      makeDirs(o.png);
       for (const [i, { spec, svg }] of plots.entries()) {
         const path = join(o.png, pngFileName(i, spec.family));
         await writeFileAtomic(path, await svgToPng(svg));

@@ -3,53 +3,19 @@
  *  [--col-<name> SOURCE]... [--pass-value X] [--fail-value X] [--memory-limit SIZE]`: diagnostics of a real run's dumps.
  * The audit module (and with it DuckDB) is imported only here, when the command runs.
  */
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { LabError } from '../../core/errors.js';
 import { toJson, writeRecord } from '../../report/records.js';
+import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import { output } from '../stdout.js';
 
-/**
- * Refuses an `--out` directory that could not be created or written, before the audit runs (an
- * audit of a large dump takes a while, and its result would be lost). Creates nothing: the nearest
- * existing ancestor must be a writable directory, and `dir` itself, if it exists, a directory.
- */
-export async function assertWritableOut(dir: string): Promise<void> {
-  const refuse = (why: string, cause?: unknown) =>
-    new LabError('BAD_CLI', `--out ${dir}: ${why}; nothing was run`, {
-      cause,
-      details: { field: '--out', file: dir },
-    });
-  let path = resolve(dir);
-  for (;;) {
-    let info: Awaited<ReturnType<typeof stat>> | null = null;
-    try {
-      info = await stat(path);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') throw refuse(`a parent of ${path} is a file, not a directory`, e);
-      if (code !== 'ENOENT') throw refuse(`cannot inspect ${path} (${code ?? String(e)})`, e);
-    }
-    if (info) {
-      if (!info.isDirectory()) throw refuse(`${path} exists and is not a directory`);
-      try {
-        await access(path, constants.W_OK | constants.X_OK);
-      } catch (e) {
-        throw refuse(`${path} is not writable`, e);
-      }
-      return;
-    }
-    const parent = dirname(path);
-    if (parent === path) throw refuse('no existing parent directory');
-    path = parent;
-  }
-}
-
 export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>): Promise<number> {
-  if (p.out) await assertWritableOut(p.out);
+  if (p.out) {
+    checkOutputPlaces(
+      [{ flag: '--out', path: p.out, kind: 'dir', files: ['record.json'] }],
+      [{ flag: 'PATH', path: p.path }],
+    );
+  }
   const { runAudit } = await import('../../audit/audit.js');
   const progress = createProgress('audit', !p.json);
   let record: Awaited<ReturnType<typeof runAudit>>;

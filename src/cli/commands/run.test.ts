@@ -31,13 +31,13 @@ describe('labs run output checks', () => {
     const write = vi.spyOn(output, 'write').mockImplementation(() => true);
     try {
       await expect(runCommand({ ...base, out: file })).rejects.toMatchObject({
-        code: 'IO_ERROR',
-        message: expect.stringMatching(/^--out .*not-a-dir: cannot write there .*; nothing was run$/),
+        code: 'BAD_CLI',
+        message: expect.stringMatching(/^--out .*not-a-dir: exists and is not a directory; nothing was run$/),
       });
       await expect(
         runCommand({ ...base, out: join(dir, 'out'), html: join(file, 'r.html') }),
       ).rejects.toMatchObject({
-        code: 'IO_ERROR',
+        code: 'BAD_CLI',
         message: expect.stringContaining('--html'),
       });
       // The refused run left nothing behind: --out's directory was never created.

@@ -1,51 +1,39 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { LabError } from '../../core/errors.js';
+import { join } from 'node:path';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
 import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
-import { toJson, writeRecord } from '../../report/records.js';
+import { runDirName, seedsDirLabel, toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
+import { checkOutputPlaces, type OutputPlace } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
 import { output } from '../stdout.js';
 
+/** How messages name the output directory when `--out` was not given. */
+export const DEFAULT_OUT_FLAG = 'output directory (default; change with --out)';
+
 /**
- * Checks, without creating anything, that `dir` could be created and written: it is a writable
- * directory, or its nearest existing ancestor is. A bad `--out`/`--html` (a file in the way, a
- * read-only place) then fails in a second instead of after the run, and a run that is refused or
- * interrupted (Ctrl-C) leaves no empty directory behind: directories are made when the record and
- * the report are written.
+ * The places `labs run` (and `--sweep`) writes: the record's directory `dir` and the HTML page, as
+ * {@link checkOutputPlaces} takes them. Returns the HTML path ('' resolved to `dir/report.html`).
  */
-export async function checkWritableDir(dir: string, flag: string): Promise<void> {
-  const fail = (why: string, cause?: unknown) =>
-    new LabError('IO_ERROR', `${flag} ${dir}: cannot write there (${why}); nothing was run`, {
-      cause,
-      details: { field: flag, file: dir },
-    });
-  let path = resolve(dir);
-  for (;;) {
-    let isDir: boolean;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch (e) {
-      const parent = dirname(path);
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path)
-        throw fail((e as Error).message, e);
-      path = parent;
-      continue;
-    }
-    if (!isDir) throw fail(`${path} is not a directory`);
-    try {
-      accessSync(path, constants.W_OK);
-    } catch (e) {
-      throw fail((e as Error).message, e);
-    }
-    return;
-  }
+export function runOutputPlaces(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  dir: string,
+): { places: OutputPlace[]; htmlPath: string | null } {
+  const htmlPath = p.html === '' ? join(dir, 'report.html') : p.html;
+  const places: OutputPlace[] = [
+    {
+      flag: p.out ? '--out' : DEFAULT_OUT_FLAG,
+      path: dir,
+      kind: 'dir',
+      files: p.html === '' ? ['record.json', 'report.html'] : ['record.json'],
+    },
+  ];
+  if (p.html) places.push({ flag: '--html', path: p.html, kind: 'file' });
+  return { places, htmlPath };
 }
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
@@ -70,8 +58,11 @@ async function runExperiment(
   mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
   mark('config resolved');
-  await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
-  if (p.html) await checkWritableDir(dirname(p.html), '--html');
+  // The directory is named at the start (its time is the run's start), so it can be checked now.
+  const seedLabel = p.multi ? seedsDirLabel(p.seeds) : String(p.seeds[0]);
+  const dir = p.out ?? join('runs', runDirName(experiment.name, seedLabel, new Date()));
+  const { places, htmlPath } = runOutputPlaces(p, dir);
+  checkOutputPlaces(places);
   const progress = createProgress(
     p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
     p.progress,
@@ -89,9 +80,8 @@ async function runExperiment(
     progress.stop();
   }
   mark('experiment ran');
-  const path = await writeRecord(record, p.out ? { dir: p.out } : {});
+  const path = await writeRecord(record, { dir });
   mark('record written');
-  const htmlPath = p.html === '' ? join(dirname(path), 'report.html') : p.html;
   if (htmlPath) {
     const { writeHtmlReport } = await import('../../report/html.js');
     await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });

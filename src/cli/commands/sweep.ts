@@ -5,19 +5,19 @@
  * (value, seed) run is shared among the threads.
  */
 
-import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { loadExperiment } from '../../experiments/registry.js';
 import { runSweep } from '../../experiments/sweep.js';
 import type { SweepSpec } from '../../experiments/sweepSpec.js';
-import { runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report/records.js';
+import { makeDirs, runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report/records.js';
 import { formatSweep } from '../../report/summaries/sweep.js';
+import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
-import { checkWritableDir } from './run.js';
+import { runOutputPlaces } from './run.js';
 
 export async function sweepCommand(
   p: Extract<ParsedCli, { command: 'run' }>,
@@ -28,8 +28,8 @@ export async function sweepCommand(
   const dir =
     p.out ??
     join('runs', runDirName(`${experiment.name}-sweep-${spec.key}`, seedsDirLabel(p.seeds), new Date()));
-  await checkWritableDir(dir, p.out ? '--out' : 'output directory (default; change with --out)');
-  if (p.html) await checkWritableDir(dirname(p.html), '--html');
+  const { places, htmlPath } = runOutputPlaces(p, dir);
+  checkOutputPlaces(places);
   const progress = createProgress(
     `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`,
     p.progress,
@@ -49,7 +49,7 @@ export async function sweepCommand(
   }
   const path = join(dir, 'record.json');
   try {
-    await mkdir(dir, { recursive: true });
+    makeDirs(dir);
     await writeFileAtomic(path, `${toJson(record)}\n`);
   } catch (e) {
     throw new LabError('IO_ERROR', `cannot write the sweep record ${path}: ${(e as Error).message}`, {
@@ -57,7 +57,6 @@ export async function sweepCommand(
       details: { file: path },
     });
   }
-  const htmlPath = p.html === '' ? join(dir, 'report.html') : p.html;
   if (htmlPath) await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
   if (p.json) {
     output.write(`${toJson(record)}\n`);
