@@ -44,6 +44,19 @@ describe('parseCli', () => {
       },
     );
     expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ sweep: null });
+    // A second --sweep used to replace the first silently: a grid is not supported, so it is refused.
+    expect(
+      cliError(['run', '-e', 'agent', '--sweep', 'lr=0.1,0.2', '--sweep', 'group_size=2,4']),
+    ).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringMatching(
+        /^--sweep is given 2 times \(lr=0\.1,0\.2, group_size=2,4\): one sweep per run, not a grid/,
+      ),
+    });
+    expect(cliError(['run', '-e', 'agent', '--sweep', 'lr=1,1.0'])).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringContaining('values 1 and 1.0 are the same number'),
+    });
     expect(cliError(['run', '-e', 'truncation', '--sweep', 'budget=22'])).toMatchObject({ code: 'BAD_CLI' });
   });
 

@@ -212,7 +212,9 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option(
       '--sweep <key=v1,v2,...>',
-      'run at each value of one option (the same seeds at every value) and report the dose-response',
+      'run at each value of one option (the same seeds at every value) and report the dose-response; one --sweep per run (no grid)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     )
     .option('--json', 'print the RunRecord as JSON instead of the summary')
     .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
@@ -232,7 +234,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seed: string;
           seeds?: string;
           set: string[];
-          sweep?: string;
+          sweep: string[];
           json?: boolean;
           out?: string;
           html?: string | boolean;
@@ -257,6 +259,15 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
             details: { field: '--seed' },
           });
         }
+        if (o.sweep.length > 1) {
+          // A second --sweep used to replace the first silently. A grid is not supported: its
+          // dose-response tables and plots are drawn along one option.
+          throw new LabError(
+            'BAD_CLI',
+            `--sweep is given ${o.sweep.length} times (${o.sweep.join(', ')}): one sweep per run, not a grid; sweep one option and fix the others with --set (one run per value)`,
+            { details: { field: '--sweep' } },
+          );
+        }
         const multi = o.seeds !== undefined;
         sink({
           command: 'run',
@@ -264,7 +275,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seeds: multi ? parseSeeds(o.seeds as string) : [seed],
           multi,
           sets: o.set,
-          sweep: o.sweep === undefined ? null : parseSweep(o.sweep),
+          sweep: o.sweep[0] === undefined ? null : parseSweep(o.sweep[0]),
           json: Boolean(o.json),
           out: o.out ?? null,
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
