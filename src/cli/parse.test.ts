@@ -83,6 +83,24 @@ describe('parseCli', () => {
     });
   });
 
+  it('--jobs without --seeds is refused (it was accepted and ignored)', () => {
+    for (const args of [
+      ['--jobs', '4'],
+      ['--seed', '3', '--jobs', '2'],
+      ['--sweep', 'lr=0.1,0.2', '--jobs', '2'],
+    ]) {
+      expect(cliError(['run', '-e', 'agent', ...args])).toMatchObject({
+        code: 'BAD_CLI',
+        message: expect.stringMatching(/^--jobs \d applies to --seeds/),
+      });
+    }
+    expect(
+      parseCli(['run', '-e', 'agent', '--sweep', 'lr=0.1,0.2', '--seeds', '1..2', '--jobs', '2']),
+    ).toMatchObject({
+      jobs: 2,
+    });
+  });
+
   it('--jobs: the number of cores unless given; says whether it was given', () => {
     const byDefault = parseCli(['run', '-e', 'agent', '--seeds', '1..4']);
     expect(byDefault).toMatchObject({ jobsGiven: false });

@@ -225,7 +225,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--no-progress', 'never show a progress bar')
     .option(
       '--jobs <n>',
-      'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
+      'with --seeds (also --sweep ... --seeds): run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
     )
     .action(
       (
@@ -266,6 +266,14 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
             'BAD_CLI',
             `--sweep is given ${o.sweep.length} times (${o.sweep.join(', ')}): one sweep per run, not a grid; sweep one option and fix the others with --set (one run per value)`,
             { details: { field: '--sweep' } },
+          );
+        }
+        if (o.jobs !== undefined && o.seeds === undefined) {
+          // It was accepted and ignored: one seed (or a sweep over one seed) runs on this thread.
+          throw new LabError(
+            'BAD_CLI',
+            `--jobs ${o.jobs} applies to --seeds (the seeds are shared among the threads); a single seed runs on one thread`,
+            { details: { field: '--jobs' } },
           );
         }
         const multi = o.seeds !== undefined;
@@ -318,7 +326,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
-  audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
+  audit.action((path: string, o: Record<string, string | boolean | undefined>, cmd: Command) => {
     const columns: Record<string, string> = {};
     for (const col of CANONICAL_COLUMNS) {
       const key = `col${col
@@ -340,7 +348,10 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
-      auditExtra: auditExtraOf(o),
+      auditExtra: auditExtraOf({
+        ...o,
+        scaleRewardsGiven: cmd.getOptionValueSource('scaleRewards') === 'cli',
+      }),
       debug: debugOf(),
     });
   });
