@@ -52,6 +52,29 @@ describe('labs CLI', () => {
     expect(r.stderr).toMatch(message as RegExp);
   });
 
+  it("a bad --set value says what was given and what is accepted; a bad sweep point is no seed's error", () => {
+    const nan = labs('run', '-e', 'agent', '--set', 'lr=NaN');
+    expect(nan.code).toBe(2);
+    expect(nan.stderr).toBe(
+      'labs: error [BAD_OPTION_VALUE]: agent: option lr=NaN: expected a number, got NaN, which is not a finite number (lr accepts number > 0)\n',
+    );
+    // operand_min=200 > operand_max=99 is a config error: refused before the first point runs, and
+    // not reported as "seed 7: ..." as it was
+    const sweep = labs(
+      'run',
+      '-e',
+      'agent',
+      '--sweep',
+      'operand_min=0,200',
+      '--out',
+      join(mkdtempSync(join(tmpdir(), 'labs-sw-')), 'o'),
+    );
+    expect(sweep.code).toBe(2);
+    expect(sweep.stderr).toBe(
+      'labs: error [BAD_OPTION_VALUE]: operand range: expected integers with operand_min <= operand_max, got [200, 99]\n',
+    );
+  });
+
   it('--set lr=1e309 echoes what was typed (not lr=null)', () => {
     const r = labs('run', '-e', 'agent', '--set', 'lr=1e309');
     expect(r.code).toBe(2);

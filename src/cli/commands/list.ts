@@ -6,7 +6,7 @@
 import { optionList } from '../../experiments/options.js';
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
 import type { Experiment } from '../../experiments/types.js';
-import { describeAccepted } from '../optionRange.js';
+import { describeAccepted } from '../../experiments/optionRange.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 
