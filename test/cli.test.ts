@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lockFileOf } from '../src/cli/outputLock.js';
 import { VERSION } from '../src/experiments/version.js';
 
 function labs(...args: string[]) {
@@ -98,20 +99,58 @@ describe('labs CLI', () => {
     expect(labs('--help').stdout).toMatch(/Exit codes: 0 success; 1 failure while running.*\n2 usage error/);
   });
 
-  it('a run interrupted with SIGINT leaves no (empty) --out directory behind', async () => {
+  it('a run interrupted with SIGINT says nothing was written, exits 130 and leaves no --out or lock', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-sigint-')), 'out');
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'aggregation', '--seeds', '1..50', '--out', out],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    // The lock appears once the checks have passed and the run is under way (the Ctrl-C handler is
+    // installed by then); startup takes seconds on a loaded machine, the 50 seeds minutes.
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    expect(existsSync(lock)).toBe(true);
+    child.kill('SIGINT');
+    const code = await new Promise((r) => child.on('close', (c) => r(c)));
+    // It used to die silently by the signal (code null); the handler runs after the current seed.
+    expect(code).toBe(130);
+    expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(lock)).toBe(false);
+  }, 90_000);
+
+  it('two runs into one --out: the second is refused while the first runs; a finished record is kept', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'labs-lock-')), 'out');
+    const first = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'aggregation', '--seeds', '1..3', '--out', out],
       { stdio: 'ignore' },
     );
-    // Wait until the run is under way (startup takes seconds on a loaded machine; the 50 seeds take
-    // minutes): the old code had created --out by then. Stop early if the directory shows up.
-    for (let t = 0; t < 40 && !existsSync(out); t++) await new Promise((r) => setTimeout(r, 250));
-    child.kill('SIGINT');
-    await new Promise((r) => child.on('close', r));
-    expect(existsSync(out)).toBe(false);
-  }, 30_000);
+    const firstCode = new Promise((r) => first.on('close', (c) => r(c)));
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    const second = labs('run', '-e', 'advantage', '--out', out);
+    // Both used to exit 0, leaving one run's record beside the other's report.
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      /^labs: error \[OUTPUT_LOCKED\]: --out .*out is being written by labs \(pid \d+ /,
+    );
+    expect(await firstCode).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('aggregation');
+    // The record is never replaced silently: refused (exit 2) without --force.
+    const again = labs('run', '-e', 'advantage', '--out', out);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds a record .*add --force to replace it; nothing was run/);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('aggregation');
+    expect(labs('run', '-e', 'advantage', '--out', out, '--force').code).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('advantage');
+    expect(existsSync(lock)).toBe(false);
+  }, 120_000);
 
   it('keeps the package version and the recorded version in sync', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };

@@ -92,6 +92,8 @@ export type ParsedCli =
        * the run's pace shows they pay (src/cli/seedPool.ts).
        */
       jobsGiven: boolean;
+      /** `--force`: replace a record already in the output directory. */
+      force: boolean;
       debug: boolean;
     }
   | { command: 'conformance'; file: string; json: boolean; debug: boolean }
@@ -112,6 +114,8 @@ export type ParsedCli =
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
       auditExtra: AuditCliExtra;
+      /** `--force`: replace a record already in `--out`. */
+      force: boolean;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean }
@@ -218,6 +222,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--json', 'print the RunRecord as JSON instead of the summary')
     .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
+    .option('--force', 'replace a record.json already in --out (never done without it)')
     .option(
       '--html [file]',
       'also write an HTML report with plots (default: report.html next to record.json)',
@@ -240,6 +245,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           html?: string | boolean;
           progress: boolean;
           jobs?: string;
+          force?: boolean;
         },
         cmd: Command,
       ) => {
@@ -290,6 +296,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           progress: o.progress,
           jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
           jobsGiven: o.jobs !== undefined,
+          force: Boolean(o.force),
           debug: debugOf(),
         });
       },
@@ -313,6 +320,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
+    .option('--force', 'replace a record.json already in --out (never done without it)')
     .option('--skip-bad-rows', 'skip malformed rows and count them instead of failing')
     .option('--reward <column>', 'use this column as the reward (trl: instead of summing the reward columns)')
     .option(
@@ -348,6 +356,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
+      force: Boolean(o.force),
       auditExtra: auditExtraOf({
         ...o,
         scaleRewardsGiven: cmd.getOptionValueSource('scaleRewards') === 'cli',

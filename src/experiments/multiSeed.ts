@@ -190,6 +190,8 @@ export async function runSeeds<S extends OptionsSchema>(
         throw namingSeed(e, seed);
       }
       onProgress?.(i + 1, seeds.length);
+      // Let the event loop turn between seeds: a Ctrl-C handler (the CLI's) runs here, not after the last.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   const plan = experiment.comparisons?.(config) ?? null;

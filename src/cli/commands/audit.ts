@@ -4,6 +4,8 @@
  * The audit module (and with it DuckDB) is imported only here, when the command runs.
  */
 import { toJson, writeRecord } from '../../report/records.js';
+import { noteWritten } from '../interrupt.js';
+import { lockOutputDir } from '../outputLock.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
@@ -15,6 +17,7 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
       [{ flag: '--out', path: p.out, kind: 'dir', files: ['record.json'] }],
       [{ flag: 'PATH', path: p.path }],
     );
+    lockOutputDir(p.out, { flag: '--out', force: p.force });
   }
   const { runAudit } = await import('../../audit/audit.js');
   const progress = createProgress('audit', !p.json);
@@ -35,6 +38,7 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
     progress.stop();
   }
   const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
+  if (path) noteWritten(path);
   if (p.json) {
     output.write(`${toJson(record)}\n`);
   } else {

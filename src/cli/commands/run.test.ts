@@ -20,6 +20,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   progress: false,
   jobs: 1,
   jobsGiven: true,
+  force: false,
   debug: false,
 };
 

@@ -5,6 +5,8 @@ import { loadExperiment } from '../../experiments/registry.js';
 import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { runDirName, seedsDirLabel, toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
+import { exitOnInterrupt, noteWritten } from '../interrupt.js';
+import { lockOutputDir } from '../outputLock.js';
 import { checkOutputPlaces, type OutputPlace } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
@@ -38,6 +40,11 @@ export function runOutputPlaces(
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
+  // Ctrl-C with --seeds or --sweep: the seeds yield to the event loop between them, so the handler
+  // runs after the current seed, says nothing was written and exits 130. A single seed never yields
+  // until it ends, and a handler would hold Ctrl-C back until then: there Node's default (exit at
+  // once, silently; nothing was written, as a record is written only at the end) is kept.
+  if (p.multi || p.sweep) exitOnInterrupt();
   // Workers of a given --jobs start first: they load the experiment while this thread loads and
   // validates. By default they start later, if the seeds' pace shows they pay.
   const tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
@@ -63,6 +70,7 @@ async function runExperiment(
   const dir = p.out ?? join('runs', runDirName(experiment.name, seedLabel, new Date()));
   const { places, htmlPath } = runOutputPlaces(p, dir);
   checkOutputPlaces(places);
+  lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
   const progress = createProgress(
     p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
     p.progress,
@@ -81,10 +89,12 @@ async function runExperiment(
   }
   mark('experiment ran');
   const path = await writeRecord(record, { dir });
+  noteWritten(path);
   mark('record written');
   if (htmlPath) {
     const { writeHtmlReport } = await import('../../report/html.js');
     await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
+    noteWritten(htmlPath);
   }
   if (p.json) {
     output.write(`${toJson(record)}\n`);

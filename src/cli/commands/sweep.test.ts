@@ -23,6 +23,7 @@ describe('labs run --sweep', () => {
       progress: false,
       jobs: 1,
       jobsGiven: true,
+      force: false,
       debug: false,
     };
     const out: string[] = [];

@@ -12,6 +12,8 @@ import { runSweep } from '../../experiments/sweep.js';
 import type { SweepSpec } from '../../experiments/sweepSpec.js';
 import { makeDirs, runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report/records.js';
 import { formatSweep } from '../../report/summaries/sweep.js';
+import { noteWritten } from '../interrupt.js';
+import { lockOutputDir } from '../outputLock.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
@@ -30,6 +32,7 @@ export async function sweepCommand(
     join('runs', runDirName(`${experiment.name}-sweep-${spec.key}`, seedsDirLabel(p.seeds), new Date()));
   const { places, htmlPath } = runOutputPlaces(p, dir);
   checkOutputPlaces(places);
+  lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
   const progress = createProgress(
     `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`,
     p.progress,
@@ -51,13 +54,17 @@ export async function sweepCommand(
   try {
     makeDirs(dir);
     await writeFileAtomic(path, `${toJson(record)}\n`);
+    noteWritten(path);
   } catch (e) {
     throw new LabError('IO_ERROR', `cannot write the sweep record ${path}: ${(e as Error).message}`, {
       cause: e,
       details: { file: path },
     });
   }
-  if (htmlPath) await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
+  if (htmlPath) {
+    await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
+    noteWritten(htmlPath);
+  }
   if (p.json) {
     output.write(`${toJson(record)}\n`);
   } else {
