@@ -17,37 +17,41 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
       [{ flag: '--out', path: p.out, kind: 'dir', files: ['record.json'] }],
       [{ flag: 'PATH', path: p.path }],
     );
-    lockOutputDir(p.out, { flag: '--out', force: p.force });
   }
-  const { runAudit } = await import('../../audit/audit.js');
-  const progress = createProgress('audit', !p.json);
-  let record: Awaited<ReturnType<typeof runAudit>>;
+  const lock = p.out ? lockOutputDir(p.out, { flag: '--out', force: p.force }) : null;
   try {
-    record = await runAudit(p.path, {
-      preset: p.preset,
-      columns: p.columns,
-      reward: p.reward,
-      skipBadRows: p.skipBadRows,
-      failValue: p.failValue,
-      passValue: p.passValue,
-      ...p.auditExtra,
-      ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
-      onProgress: (done, total) => progress.update(done, total),
-    });
+    const { runAudit } = await import('../../audit/audit.js');
+    const progress = createProgress('audit', !p.json);
+    let record: Awaited<ReturnType<typeof runAudit>>;
+    try {
+      record = await runAudit(p.path, {
+        preset: p.preset,
+        columns: p.columns,
+        reward: p.reward,
+        skipBadRows: p.skipBadRows,
+        failValue: p.failValue,
+        passValue: p.passValue,
+        ...p.auditExtra,
+        ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
+        onProgress: (done, total) => progress.update(done, total),
+      });
+    } finally {
+      progress.stop();
+    }
+    const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
+    if (path) noteWritten(path);
+    if (p.json) {
+      output.write(`${toJson(record)}\n`);
+    } else {
+      const { formatAudit } = await import('../../report/summaries/audit.js');
+      output.write(`${formatAudit(record)}\n`);
+      if (path) output.write(`\nrecord: ${path}\n`);
+    }
+    if (record.metrics.bad_rows_skipped) {
+      process.stderr.write(`labs: warning: skipped ${record.metrics.bad_rows_skipped} bad row(s)\n`);
+    }
+    return 0;
   } finally {
-    progress.stop();
+    lock?.release();
   }
-  const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
-  if (path) noteWritten(path);
-  if (p.json) {
-    output.write(`${toJson(record)}\n`);
-  } else {
-    const { formatAudit } = await import('../../report/summaries/audit.js');
-    output.write(`${formatAudit(record)}\n`);
-    if (path) output.write(`\nrecord: ${path}\n`);
-  }
-  if (record.metrics.bad_rows_skipped) {
-    process.stderr.write(`labs: warning: skipped ${record.metrics.bad_rows_skipped} bad row(s)\n`);
-  }
-  return 0;
 }

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { lockFileOf } from '../outputLock.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 import { runCommand } from './run.js';
@@ -47,5 +48,19 @@ describe('labs run output checks', () => {
       write.mockRestore();
     }
     expect(write).not.toHaveBeenCalled();
+  });
+
+  it('releases the --out lock when the command ends (a second command in the same process is not locked out)', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'labs-run-lock-')), 'out');
+    const write = vi.spyOn(output, 'write').mockImplementation(() => true);
+    const small = { ...base, experiment: 'advantage', out };
+    try {
+      expect(await runCommand(small)).toBe(0);
+      expect(existsSync(lockFileOf(out))).toBe(false);
+      await expect(runCommand(small)).rejects.toMatchObject({ code: 'BAD_CLI' }); // the record stays
+      expect(await runCommand({ ...small, force: true })).toBe(0);
+    } finally {
+      write.mockRestore();
+    }
   });
 });

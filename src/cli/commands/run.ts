@@ -70,39 +70,44 @@ async function runExperiment(
   const dir = p.out ?? join('runs', runDirName(experiment.name, seedLabel, new Date()));
   const { places, htmlPath } = runOutputPlaces(p, dir);
   checkOutputPlaces(places);
-  lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
-  const progress = createProgress(
-    p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
-    p.progress,
-  );
-  let record: RunRecord | MultiSeedRecord;
+  const lock = lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
   try {
-    if (p.multi) {
-      const runner = pool?.runner(experiment as Experiment);
-      record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), runner);
-    } else {
-      const seed = p.seeds[0] as number;
-      record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+    const progress = createProgress(
+      p.multi ? `${experiment.name} x${p.seeds.length}` : experiment.name,
+      p.progress,
+    );
+    let record: RunRecord | MultiSeedRecord;
+    try {
+      if (p.multi) {
+        const runner = pool?.runner(experiment as Experiment);
+        record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), runner);
+      } else {
+        const seed = p.seeds[0] as number;
+        record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+      }
+    } finally {
+      progress.stop();
     }
+    mark('experiment ran');
+    const path = await writeRecord(record, { dir });
+    noteWritten(path);
+    mark('record written');
+    if (htmlPath) {
+      const { writeHtmlReport } = await import('../../report/html.js');
+      await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
+      noteWritten(htmlPath);
+    }
+    if (p.json) {
+      output.write(`${toJson(record)}\n`);
+    } else {
+      const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
+      mark('formatted');
+      output.write(`${text}\n\nrecord: ${path}\n`);
+      if (htmlPath) output.write(`report: ${htmlPath}\n`);
+    }
+    return 0;
   } finally {
-    progress.stop();
+    // Now, not only at exit: a library caller (a test) may run again in this process.
+    lock.release();
   }
-  mark('experiment ran');
-  const path = await writeRecord(record, { dir });
-  noteWritten(path);
-  mark('record written');
-  if (htmlPath) {
-    const { writeHtmlReport } = await import('../../report/html.js');
-    await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
-    noteWritten(htmlPath);
-  }
-  if (p.json) {
-    output.write(`${toJson(record)}\n`);
-  } else {
-    const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
-    mark('formatted');
-    output.write(`${text}\n\nrecord: ${path}\n`);
-    if (htmlPath) output.write(`report: ${htmlPath}\n`);
-  }
-  return 0;
 }

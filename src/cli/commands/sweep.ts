@@ -32,44 +32,49 @@ export async function sweepCommand(
     join('runs', runDirName(`${experiment.name}-sweep-${spec.key}`, seedsDirLabel(p.seeds), new Date()));
   const { places, htmlPath } = runOutputPlaces(p, dir);
   checkOutputPlaces(places);
-  lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
-  const progress = createProgress(
-    `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`,
-    p.progress,
-  );
-  let record: Awaited<ReturnType<typeof runSweep>>;
+  const lock = lockOutputDir(dir, { flag: places[0]?.flag as string, force: p.force });
   try {
-    record = await runSweep(
-      experiment,
-      p.sets,
-      spec,
-      p.seeds,
-      (d, t) => progress.update(d, t),
-      pool?.runner(experiment),
+    const progress = createProgress(
+      `${experiment.name} ${spec.key} x${spec.values.length} x${p.seeds.length}`,
+      p.progress,
     );
+    let record: Awaited<ReturnType<typeof runSweep>>;
+    try {
+      record = await runSweep(
+        experiment,
+        p.sets,
+        spec,
+        p.seeds,
+        (d, t) => progress.update(d, t),
+        pool?.runner(experiment),
+      );
+    } finally {
+      progress.stop();
+    }
+    const path = join(dir, 'record.json');
+    try {
+      makeDirs(dir);
+      await writeFileAtomic(path, `${toJson(record)}\n`);
+      noteWritten(path);
+    } catch (e) {
+      throw new LabError('IO_ERROR', `cannot write the sweep record ${path}: ${(e as Error).message}`, {
+        cause: e,
+        details: { file: path },
+      });
+    }
+    if (htmlPath) {
+      await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
+      noteWritten(htmlPath);
+    }
+    if (p.json) {
+      output.write(`${toJson(record)}\n`);
+    } else {
+      output.write(`${formatSweep(record)}\n\nrecord: ${path}\n`);
+      if (htmlPath) output.write(`report: ${htmlPath}\n`);
+    }
+    return 0;
   } finally {
-    progress.stop();
+    // Now, not only at exit: a library caller (a test) may run again in this process.
+    lock.release();
   }
-  const path = join(dir, 'record.json');
-  try {
-    makeDirs(dir);
-    await writeFileAtomic(path, `${toJson(record)}\n`);
-    noteWritten(path);
-  } catch (e) {
-    throw new LabError('IO_ERROR', `cannot write the sweep record ${path}: ${(e as Error).message}`, {
-      cause: e,
-      details: { file: path },
-    });
-  }
-  if (htmlPath) {
-    await (await import('../../report/sweepHtml.js')).writeSweepHtml(record, htmlPath, path);
-    noteWritten(htmlPath);
-  }
-  if (p.json) {
-    output.write(`${toJson(record)}\n`);
-  } else {
-    output.write(`${formatSweep(record)}\n\nrecord: ${path}\n`);
-    if (htmlPath) output.write(`report: ${htmlPath}\n`);
-  }
-  return 0;
 }
