@@ -65,10 +65,13 @@ export async function run(): Promise<BenchRow[]> {
     for (const name of only) {
       const config = CONFIGS[name];
       if (!config) throw new Error(`LABS_BENCH_SEEDS_ONLY: unknown config ${name}`);
+      // A fresh --out per run: labs refuses to replace a record without --force (which an older
+      // build given as LABS_BENCH_BEFORE would not know).
+      let runs = 0;
       const args = (main: string, jobs: number, seeds = '1..40', dir = `${name}-${jobs}`) => [
         main,
         ...['run', ...config.args, '--seeds', seeds],
-        ...['--jobs', String(jobs), '--no-progress', '--out', join(out, dir)],
+        ...['--jobs', String(jobs), '--no-progress', '--out', join(out, `${dir}-${runs++}`)],
       ];
       type Kind = [string, () => ChildTiming | Promise<ChildTiming>];
       const kinds: Kind[] = [

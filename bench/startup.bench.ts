@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { builtCli, type ChildTiming, loadAverage, timeNode } from './childTiming.js';
+import { builtCli, type ChildTiming, loadAverage, timeNode as timeChild } from './childTiming.js';
 import type { BenchRow } from './run.js';
 import { median } from './timing.js';
 
@@ -21,6 +21,18 @@ import { median } from './timing.js';
  * and its code cache), the experiment's first (JIT-cold) run, and everything else (parsing, loading
  * the experiment, validating options, writing the record, formatting).
  */
+/** The --out of the timed `labs run`, emptied before every child (see timeNode). */
+let runOut: string | null = null;
+
+/**
+ * timeChild, after removing the previous run's record: labs refuses to replace a record without
+ * --force, which an older build given as LABS_BENCH_BEFORE would not know. Not part of the timing.
+ */
+function timeNode(...a: Parameters<typeof timeChild>): ReturnType<typeof timeChild> {
+  if (runOut) rmSync(join(runOut, 'record.json'), { force: true });
+  return timeChild(...a);
+}
+
 function runBreakdown(cli: string, args: string[]): string {
   const parts: { start: number; experiment: number; rest: number }[] = [];
   for (let i = 0; i < 5; i++) {
@@ -54,6 +66,7 @@ export async function run(): Promise<BenchRow[]> {
   if (before) builds.unshift(['before: ', builtCli(before)]);
   const reps = Number(process.env.LABS_BENCH_REPS ?? 15);
   const out = mkdtempSync(join(tmpdir(), 'labs-startup-'));
+  runOut = out;
   const commands: [string, string[]][] = [
     ['labs --version', ['--version']],
     ['labs --help', ['--help']],

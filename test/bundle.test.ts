@@ -59,7 +59,7 @@ describe('the built labs', () => {
     const bad = node([bin, 'run', '-e', 'agent', '--set', 'lr=-1', '--out', join(out, 'bad')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
-      'labs: error [BAD_OPTION_VALUE]: agent: option lr=-1: Too small: expected number to be >0\n',
+      'labs: error [BAD_OPTION_VALUE]: agent: option lr=-1: out of range (lr accepts number > 0)\n',
     );
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     expect(node([bin, '--version']).stdout).toBe(`${pkg.version}\n`);

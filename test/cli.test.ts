@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lockFileOf } from '../src/cli/outputLock.js';
 import { VERSION } from '../src/experiments/version.js';
 
 function labs(...args: string[]) {
@@ -52,6 +53,29 @@ describe('labs CLI', () => {
     expect(r.stderr).toMatch(message as RegExp);
   });
 
+  it("a bad --set value says what was given and what is accepted; a bad sweep point is no seed's error", () => {
+    const nan = labs('run', '-e', 'agent', '--set', 'lr=NaN');
+    expect(nan.code).toBe(2);
+    expect(nan.stderr).toBe(
+      'labs: error [BAD_OPTION_VALUE]: agent: option lr=NaN: expected a number, got NaN, which is not a finite number (lr accepts number > 0)\n',
+    );
+    // operand_min=200 > operand_max=99 is a config error: refused before the first point runs, and
+    // not reported as "seed 7: ..." as it was
+    const sweep = labs(
+      'run',
+      '-e',
+      'agent',
+      '--sweep',
+      'operand_min=0,200',
+      '--out',
+      join(mkdtempSync(join(tmpdir(), 'labs-sw-')), 'o'),
+    );
+    expect(sweep.code).toBe(2);
+    expect(sweep.stderr).toBe(
+      'labs: error [BAD_OPTION_VALUE]: operand range: expected integers with operand_min <= operand_max, got [200, 99]\n',
+    );
+  });
+
   it('--set lr=1e309 echoes what was typed (not lr=null)', () => {
     const r = labs('run', '-e', 'agent', '--set', 'lr=1e309');
     expect(r.code).toBe(2);
@@ -75,30 +99,72 @@ describe('labs CLI', () => {
     expect(labs('--help').stdout).toMatch(/Exit codes: 0 success; 1 failure while running.*\n2 usage error/);
   });
 
-  it('a run interrupted with SIGINT leaves no empty --out directory: only the seeds it finished', async () => {
+  it('a run interrupted with SIGINT says what it kept, exits 130 and leaves only finished seeds, no lock', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-sigint-')), 'out');
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'aggregation', '--seeds', '1..50', '--out', out],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    // The lock appears once the checks have passed and the run is under way (the Ctrl-C handler is
+    // installed by then); startup takes seconds on a loaded machine, the 50 seeds minutes.
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    expect(existsSync(lock)).toBe(true);
+    child.kill('SIGINT');
+    const code = await new Promise((r) => child.on('close', (c) => r(c)));
+    // It used to die silently by the signal (code null); the handler runs after the current seed.
+    expect(code).toBe(130);
+    expect(existsSync(lock)).toBe(false);
+    // Absent (no seed had finished), or the plan and one whole record per finished seed, no aggregate.
+    if (!existsSync(out)) {
+      expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
+      return;
+    }
+    // the record comes first, the plan right after it: a kill in between leaves no plan yet
+    expect(['plan.json,seeds', 'seeds']).toContain(readdirSync(out).sort().join());
+    const seeds = readdirSync(join(out, 'seeds'));
+    expect(seeds.length).toBeGreaterThan(0);
+    for (const f of seeds) {
+      expect(f).toMatch(/^\d+\.json$/);
+      expect(JSON.parse(readFileSync(join(out, 'seeds', f), 'utf8')).experiment).toBe('aggregation');
+    }
+    expect(stderr).toBe(
+      `labs: interrupted (Ctrl-C); kept ${seeds.length} finished seed record(s) in ${join(out, 'seeds')} (the same command resumes); nothing else was written\n`,
+    );
+  }, 90_000);
+
+  it('two runs into one --out: the second is refused while the first runs; a finished record is kept', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'labs-lock-')), 'out');
+    const first = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'aggregation', '--seeds', '1..3', '--out', out],
       { stdio: 'ignore' },
     );
-    // Wait until the run is under way (startup takes seconds on a loaded machine; the 50 seeds take
-    // minutes): the old code had created --out by then. Stop early if the directory shows up.
-    for (let t = 0; t < 40 && !existsSync(out); t++) await new Promise((r) => setTimeout(r, 250));
-    child.kill('SIGINT');
-    await new Promise((r) => child.on('close', r));
-    // Absent, or (when seeds had finished) the plan and one whole record per finished seed, no aggregate.
-    if (existsSync(out)) {
-      // the record comes first, the plan right after it: a kill in between leaves no plan yet
-      expect(['plan.json,seeds', 'seeds']).toContain(readdirSync(out).sort().join());
-      const seeds = readdirSync(join(out, 'seeds'));
-      expect(seeds.length).toBeGreaterThan(0);
-      for (const f of seeds) {
-        expect(f).toMatch(/^\d+\.json$/);
-        expect(JSON.parse(readFileSync(join(out, 'seeds', f), 'utf8')).experiment).toBe('aggregation');
-      }
-    }
-  }, 30_000);
+    const firstCode = new Promise((r) => first.on('close', (c) => r(c)));
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    const second = labs('run', '-e', 'advantage', '--out', out);
+    // Both used to exit 0, leaving one run's record beside the other's report.
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      /^labs: error \[OUTPUT_LOCKED\]: --out .*out is being written by labs \(pid \d+ /,
+    );
+    expect(await firstCode).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('aggregation');
+    // The record is never replaced silently: refused (exit 2) without --force.
+    const again = labs('run', '-e', 'advantage', '--out', out);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds a record .*add --force to replace it; nothing was run/);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('aggregation');
+    expect(labs('run', '-e', 'advantage', '--out', out, '--force').code).toBe(0);
+    expect(JSON.parse(readFileSync(join(out, 'record.json'), 'utf8')).experiment).toBe('advantage');
+    expect(existsSync(lock)).toBe(false);
+  }, 120_000);
 
   it('keeps the package version and the recorded version in sync', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };

@@ -90,12 +90,13 @@ describe('labs run --seeds --jobs', () => {
   it('a seed failing in a worker is reported as in a serial run (seed named, same exit code)', () => {
     const run = (jobs: number) =>
       labs(
-        ...['run', '-e', 'agent', '--seeds', '1..4', '--set', 'group_size=1', '--set', 'singleton=error'],
+        // (a bad config such as group_size=1 with singleton=error is now refused before any seed runs)
+        ...['run', '-e', 'agent', '--seeds', '1..4', '--set', 'lr=1e308', '--set', 'reduce=sum'],
         ...['--jobs', String(jobs), '--out', join(out, `fail${jobs}`)],
       );
     const serial = run(1);
     const parallel = run(2);
-    expect(serial.stderr).toMatch(/^labs: error \[BAD_OPTION_VALUE\]: seed 1: group_size=1 /);
+    expect(serial.stderr).toMatch(/^labs: error \[NON_FINITE\]: seed 1: update 1: lr=1e\+308 /);
     expect(parallel.stderr).toBe(serial.stderr);
     expect(parallel.code).toBe(serial.code);
   }, 120_000);

@@ -93,6 +93,29 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
       );
     }
   }
+  if (rewardWeights !== null) {
+    // Only TRL sums several reward columns; a preset with one reward column dropped the weights silently.
+    if (o.preset !== 'trl') {
+      throw cliError(
+        '--reward-weights',
+        `applies to --preset trl (TRL's weighted sum of reward columns), not '${String(o.preset)}'`,
+      );
+    }
+    const single =
+      typeof o.reward === 'string' ? '--reward' : typeof o.colReward === 'string' ? '--col-reward' : null;
+    if (single) {
+      throw cliError(
+        '--reward-weights',
+        `weights TRL's reward columns, but ${single} reads the reward from one column: give one or the other`,
+      );
+    }
+  }
+  if (o.scaleRewardsGiven === true && o.preset !== 'trl') {
+    throw cliError(
+      '--scale-rewards',
+      `applies to --preset trl (it recomputes TRL's advantage), not '${String(o.preset)}'`,
+    );
+  }
   let zeroStdTol: number | null = null;
   if (o.zeroStdTol !== undefined) {
     const text = String(o.zeroStdTol).trim();
@@ -115,6 +138,12 @@ export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
     ['--independent', independent],
   ] as const) {
     if (v !== null && v.trim() === '') throw cliError(flag, 'expects a column name');
+  }
+  if (quality !== null && quality === independent) {
+    throw cliError(
+      '--independent',
+      `names the same column as --quality ('${quality}'): a column agrees with itself (a correlation of 1 measures nothing)`,
+    );
   }
   return {
     rankColumns: quality !== null && independent !== null ? { quality, independent } : null,

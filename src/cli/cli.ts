@@ -6,6 +6,7 @@
  */
 import { VERSION } from '../experiments/version.js';
 import { errorLine, exitCodeFor } from './errorOutput.js';
+import { exitOnInterrupt } from './interrupt.js';
 import { mark } from './startupMarks.js';
 import { output } from './stdout.js';
 
@@ -23,6 +24,9 @@ async function main(argv: string[]): Promise<number> {
     mark('parse imported');
     const parsed = parseCli(argv);
     mark('parsed');
+    // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). `labs
+    // run` decides for itself: its seeds compute on this thread (see commands/run.ts).
+    if (parsed.command !== 'run') exitOnInterrupt();
     switch (parsed.command) {
       case 'help': {
         output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);

@@ -44,6 +44,19 @@ describe('parseCli', () => {
       },
     );
     expect(parseCli(['run', '-e', 'agent'])).toMatchObject({ sweep: null });
+    // A second --sweep used to replace the first silently: a grid is not supported, so it is refused.
+    expect(
+      cliError(['run', '-e', 'agent', '--sweep', 'lr=0.1,0.2', '--sweep', 'group_size=2,4']),
+    ).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringMatching(
+        /^--sweep is given 2 times \(lr=0\.1,0\.2, group_size=2,4\): one sweep per run, not a grid/,
+      ),
+    });
+    expect(cliError(['run', '-e', 'agent', '--sweep', 'lr=1,1.0'])).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringContaining('values 1 and 1.0 are the same number'),
+    });
     expect(cliError(['run', '-e', 'truncation', '--sweep', 'budget=22'])).toMatchObject({ code: 'BAD_CLI' });
   });
 
@@ -67,6 +80,24 @@ describe('parseCli', () => {
     expect(parseCli(['run', '-e', 'agent', '--seeds', '3..6'])).toMatchObject({
       seeds: [3, 4, 5, 6],
       multi: true,
+    });
+  });
+
+  it('--jobs without --seeds is refused (it was accepted and ignored)', () => {
+    for (const args of [
+      ['--jobs', '4'],
+      ['--seed', '3', '--jobs', '2'],
+      ['--sweep', 'lr=0.1,0.2', '--jobs', '2'],
+    ]) {
+      expect(cliError(['run', '-e', 'agent', ...args])).toMatchObject({
+        code: 'BAD_CLI',
+        message: expect.stringMatching(/^--jobs \d applies to --seeds/),
+      });
+    }
+    expect(
+      parseCli(['run', '-e', 'agent', '--sweep', 'lr=0.1,0.2', '--seeds', '1..2', '--jobs', '2']),
+    ).toMatchObject({
+      jobs: 2,
     });
   });
 

@@ -100,6 +100,8 @@ export type ParsedCli =
       shard: Shard | 'auto' | null;
       /** `--shard-count N` (with `--shard auto`, where the scheduler gives no count), else null. */
       shardCount: string | null;
+      /** `--force`: replace a record already in the output directory. */
+      force: boolean;
       debug: boolean;
     }
   | {
@@ -145,6 +147,8 @@ export type ParsedCli =
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
       auditExtra: AuditCliExtra;
+      /** `--force`: replace a record already in `--out`. */
+      force: boolean;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean }
@@ -245,10 +249,13 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option(
       '--sweep <key=v1,v2,...>',
-      'run at each value of one option (the same seeds at every value) and report the dose-response',
+      'run at each value of one option (the same seeds at every value) and report the dose-response; one --sweep per run (no grid)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     )
     .option('--json', 'print the RunRecord as JSON instead of the summary')
     .option('--out <dir>', 'write record.json into this directory instead of runs/<name>__<seed>__<time>/')
+    .option('--force', 'replace a record.json already in --out (never done without it)')
     .option(
       '--html [file]',
       'also write an HTML report with plots (default: report.html next to record.json)',
@@ -256,7 +263,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--no-progress', 'never show a progress bar')
     .option(
       '--jobs <n>',
-      'with --seeds or --sweep: run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
+      'with --seeds (also --sweep ... --seeds): run this many seeds at once, on this thread and N-1 worker threads (1 = serial; default: the number of cores, the workers started only once the seeds are long or many enough to pay for them)',
     )
     .option(
       '--shard <K/N|auto>',
@@ -273,7 +280,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seed: string;
           seeds?: string;
           set: string[];
-          sweep?: string;
+          sweep: string[];
           json?: boolean;
           out?: string;
           html?: string | boolean;
@@ -281,6 +288,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           jobs?: string;
           shard?: string;
           shardCount?: string;
+          force?: boolean;
         },
         cmd: Command,
       ) => {
@@ -330,6 +338,23 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
             details: { field: '--seed' },
           });
         }
+        if (o.sweep.length > 1) {
+          // A second --sweep used to replace the first silently. A grid is not supported: its
+          // dose-response tables and plots are drawn along one option.
+          throw new LabError(
+            'BAD_CLI',
+            `--sweep is given ${o.sweep.length} times (${o.sweep.join(', ')}): one sweep per run, not a grid; sweep one option and fix the others with --set (one run per value)`,
+            { details: { field: '--sweep' } },
+          );
+        }
+        if (o.jobs !== undefined && o.seeds === undefined) {
+          // It was accepted and ignored: one seed (or a sweep over one seed) runs on this thread.
+          throw new LabError(
+            'BAD_CLI',
+            `--jobs ${o.jobs} applies to --seeds (the seeds are shared among the threads); a single seed runs on one thread`,
+            { details: { field: '--jobs' } },
+          );
+        }
         const multi = o.seeds !== undefined;
         sink({
           command: 'run',
@@ -337,7 +362,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           seeds: multi ? parseSeeds(o.seeds as string) : [seed],
           multi,
           sets: o.set,
-          sweep: o.sweep === undefined ? null : parseSweep(o.sweep),
+          sweep: o.sweep[0] === undefined ? null : parseSweep(o.sweep[0]),
           json: Boolean(o.json),
           out: o.out ?? null,
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
@@ -346,6 +371,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           jobsGiven: o.jobs !== undefined,
           shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
           shardCount: o.shardCount ?? null,
+          force: Boolean(o.force),
           debug: debugOf(),
         });
       },
@@ -440,6 +466,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     )
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
+    .option('--force', 'replace a record.json already in --out (never done without it)')
     .option('--skip-bad-rows', 'skip malformed rows and count them instead of failing')
     .option('--reward <column>', 'use this column as the reward (trl: instead of summing the reward columns)')
     .option(
@@ -453,7 +480,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
-  audit.action((path: string, o: Record<string, string | boolean | undefined>) => {
+  audit.action((path: string, o: Record<string, string | boolean | undefined>, cmd: Command) => {
     const columns: Record<string, string> = {};
     for (const col of CANONICAL_COLUMNS) {
       const key = `col${col
@@ -475,7 +502,11 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
-      auditExtra: auditExtraOf(o),
+      force: Boolean(o.force),
+      auditExtra: auditExtraOf({
+        ...o,
+        scaleRewardsGiven: cmd.getOptionValueSource('scaleRewards') === 'cli',
+      }),
       debug: debugOf(),
     });
   });

@@ -259,6 +259,8 @@ export function startSeedPool(
       // never after a failure: no thread claims another item then
       if (ok) startIfWorthIt(ms);
       mine++;
+      // Let the event loop turn between this thread's seeds (a Ctrl-C handler runs here).
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (received >= queue.claimed()) return [];
     const everyItem = new Promise<null>((resolve) => {

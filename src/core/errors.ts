@@ -43,7 +43,9 @@ export type LabErrorCode =
   /** A browser or other external program the command needs is missing. */
   | 'MISSING_DEPENDENCY'
   /** The data engine (DuckDB) ran out of memory under its memory limit (`--memory-limit`). */
-  | 'OUT_OF_MEMORY';
+  | 'OUT_OF_MEMORY'
+  /** An output directory another running command is writing into (its lock file names it). */
+  | 'OUTPUT_LOCKED';
 
 /**
  * What kind of mistake each code reports, for the CLI's exit code: `usage` is anything wrong on the
@@ -72,6 +74,7 @@ export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>>
   BAD_RECORD: 'runtime',
   MISSING_DEPENDENCY: 'runtime',
   OUT_OF_MEMORY: 'runtime',
+  OUTPUT_LOCKED: 'runtime',
 });
 
 export interface LabErrorOptions {

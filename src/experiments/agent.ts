@@ -109,12 +109,14 @@ export type AgentConfig = z.output<typeof AGENT_OPTIONS>;
 
 // ---------------------------------------------------------------------------------------------------
 
-async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
+/**
+ * The checks across options (BAD_OPTION_VALUE): the operand range, the batch size against memory, and
+ * a singleton rule that would refuse every group. Run before any seed (Experiment.check) and by run.
+ */
+export function checkAgentOptions(cfg: AgentConfig): void {
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
-  const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
-  asOptionError(() => checkOperandRange(range));
+  asOptionError(() => checkOperandRange({ operandMin: cfg.operand_min, operandMax: cfg.operand_max }));
   if (K * G > MAX_AGENT_BATCH) {
     throw new LabError(
       'BAD_OPTION_VALUE',
@@ -129,6 +131,14 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
       { details: { field: 'singleton' } },
     );
   }
+}
+
+async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
+  const elapsedMs = startStopwatch();
+  checkAgentOptions(cfg);
+  const K = cfg.groups_per_update;
+  const G = cfg.group_size;
+  const range: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
 
   // Setup: independent labelled streams, so the held-out tasks are the same for every training config.
   const root = new Rng(ctx.seed);
@@ -299,5 +309,6 @@ export const agent: Experiment<typeof AGENT_OPTIONS> = {
   summary:
     "the course's first experiment: a [2,3,4] tabular policy learns read -> add/sub -> submit by group-standardised REINFORCE; held-out success before/after",
   options: AGENT_OPTIONS,
+  check: checkAgentOptions,
   run: runAgent,
 };

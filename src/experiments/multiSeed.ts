@@ -229,6 +229,8 @@ export async function runTasks(
       records[i] = record;
       onRecord?.(i, record);
       onProgress?.(k + 1, todo.length);
+      // Let the event loop turn between seeds: a Ctrl-C handler (the CLI's) runs here, not after the last.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   return records as RunRecord[];

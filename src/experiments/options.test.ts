@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { labErrorOf } from '../../test/support/labError.js';
+import { LabError } from '../core/errors.js';
 import {
   configOf,
   defaultConfig,
@@ -68,6 +69,53 @@ describe('resolveConfig (the CLI)', () => {
     const e = labErrorOf(() => resolveConfig(toy, ['lr=-1']));
     expect(e.message).not.toMatch(/received string/);
     expect(e.message).toMatch(/option lr=-1: /);
+  });
+
+  it('says what was given and what is accepted (not zod\'s "expected number, received string")', () => {
+    const message = (pair: string) => labErrorOf(() => resolveConfig(toy, [pair])).message;
+    expect(message('lr=NaN')).toBe(
+      'toy: option lr=NaN: expected a number, got NaN, which is not a finite number (lr accepts number > 0)',
+    );
+    expect(message('lr=fast')).toBe(
+      "toy: option lr=fast: expected a number, got the text 'fast' (lr accepts number > 0)",
+    );
+    expect(message('lr=1e309')).toBe(
+      'toy: option lr=1e309: expected a number, got 1e309, which is not a finite number (lr accepts number > 0)',
+    );
+    expect(message('lr=-1')).toBe('toy: option lr=-1: out of range (lr accepts number > 0)');
+    expect(message('std=sample')).toBe(
+      'toy: option std=sample: not one of the choices (std accepts one of unbiased|population|none)',
+    );
+  });
+
+  it('names an element of a list option as key[i], not as a dotted key of its own', () => {
+    const listy: Experiment = {
+      name: 'toy',
+      summary: 'list option',
+      run: toy.run as Experiment['run'],
+      options: defineOptions({ ratios: option(z.array(z.number().min(0.001)), [0.2], 'ratios') }),
+    };
+    const e = labErrorOf(() => resolveConfig(listy, ['ratios=[-1,0.2]']));
+    expect(e.message).toBe(
+      'toy: option ratios=[-1,0.2]: ratios[0] = -1: too small: expected number to be >=0.001',
+    );
+    expect(e.message).not.toContain('ratios.0');
+    expect(e.details).toMatchObject({ field: 'ratios', path: ['ratios', '0'] });
+  });
+
+  it("runs the experiment's check across options as part of the validation (BAD_OPTION_VALUE)", () => {
+    const checked: Experiment<typeof OPTIONS> = {
+      ...toy,
+      check: (config) => {
+        if (config.updates > 10 && config.std === 'none')
+          throw new LabError('BAD_ARGUMENT', 'updates > 10 needs a std');
+      },
+    };
+    expect(resolveConfig(checked, ['updates=5', 'std=none']).updates).toBe(5);
+    expect(labErrorOf(() => configOf(checked, { updates: 20, std: 'none' }))).toMatchObject({
+      code: 'BAD_OPTION_VALUE',
+      message: 'updates > 10 needs a std',
+    });
   });
 
   it('rejects a --set without key=value', () => {

@@ -19,6 +19,7 @@
  */
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
+import { describeAccepted } from './optionRange.js';
 import type { Experiment, RunContext, RunRecord } from './types.js';
 
 /** One option field: a value schema wrapped with its default (and help/unit metadata). */
@@ -104,7 +105,11 @@ export function configOf<S extends OptionsSchema>(
   typed: Readonly<Record<string, string>> = {},
 ): z.output<S> {
   const parsed = experiment.options.safeParse(input);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const check = experiment.check;
+    if (check) asOptionError(() => check(parsed.data));
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0] as z.core.$ZodIssue;
   if (issue.code === 'unrecognized_keys') {
     const known = Object.keys(experiment.options.shape).sort().join(', ');
@@ -113,19 +118,73 @@ export function configOf<S extends OptionsSchema>(
       details: { field: issue.keys[0] ?? '?', key: issue.keys[0] ?? '?' },
     });
   }
-  const key = issue.path.map(String).join('.') || '?';
-  const top = String(issue.path[0]);
+  const top = String(issue.path[0] ?? '?');
+  const value = (input as Record<string, unknown>)[top];
   // The value as the user typed it (`--set lr=1e309`); JSON.stringify would show Infinity as null.
-  const shown = Object.hasOwn(typed, top)
-    ? typed[top]
-    : JSON.stringify((input as Record<string, unknown>)[top]);
+  const shown = Object.hasOwn(typed, top) ? typed[top] : JSON.stringify(value);
+  const shape = experiment.options.shape as OptionShape;
+  const accepted = Object.hasOwn(shape, top) ? describeAccepted(shape[top]?.unwrap() as z.ZodType) : '';
   const reasons = parsed.error.issues
-    .filter((i) => String(i.path[0]) === String(issue.path[0]))
-    .map((i) => i.message)
-    .join('; ');
-  throw new LabError('BAD_OPTION_VALUE', `${experiment.name}: option ${key}=${shown}: ${reasons}`, {
-    details: { field: key, key },
-  });
+    .filter((i) => String(i.path[0]) === top)
+    .map((i) => issueReason(i, top, value, accepted, shown));
+  const accepts = accepted === '' ? '' : ` (${top} accepts ${accepted})`;
+  throw new LabError(
+    'BAD_OPTION_VALUE',
+    `${experiment.name}: option ${top}=${shown}: ${[...new Set(reasons)].join('; ')}${accepts}`,
+    { details: { field: top, key: top, ...(issue.path.length > 1 ? { path: issue.path.map(String) } : {}) } },
+  );
+}
+
+/** What a value is, for a message: `the text 'abc'`, `NaN, which is not a finite number`, `an array`. */
+function describeValue(v: unknown): string {
+  if (typeof v === 'string') {
+    if (v.trim() === '') return 'nothing';
+    return /^[+-]?(nan|inf|infinity)$/i.test(v.trim())
+      ? `${v}, which is not a finite number`
+      : `the text '${v}'`;
+  }
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : `${v}, which is not a finite number`;
+  if (Array.isArray(v)) return 'a list';
+  if (v === null) return 'null';
+  return typeof v === 'object' ? 'an object' : String(v);
+}
+
+/**
+ * One zod issue in words that name the element and say what was given: `expected a number, got the
+ * text 'abc'` (zod: "expected number, received string"); inside a list, `clip_ratios[0] = -1: too
+ * small: ...` instead of a dotted key `clip_ratios.0` that reads as an option of its own.
+ */
+function issueReason(
+  i: z.core.$ZodIssue,
+  top: string,
+  value: unknown,
+  accepted: string,
+  typed: string | undefined,
+): string {
+  const inner = i.path.slice(1);
+  let at: unknown = value;
+  for (const k of inner)
+    at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[k] : undefined;
+  const where =
+    inner.length === 0 ? '' : `${top}${inner.map((k) => `[${String(k)}]`).join('')} = ${describeValue(at)}: `;
+  if (i.code === 'invalid_type') {
+    const expected = String(i.expected);
+    const a = /^[aeiou]/.test(expected) ? 'an' : 'a';
+    if (inner.length > 0) return `${where}expected ${a} ${expected}`;
+    // `1e309` parses to Infinity: show what was typed.
+    const got =
+      typeof at === 'number' && !Number.isFinite(at)
+        ? `${typed ?? String(at)}, which is not a finite number`
+        : describeValue(at);
+    return `expected ${a} ${expected}, got ${got}`;
+  }
+  // The accepted range or choices follow the message: say only what is wrong with the value.
+  if (inner.length === 0 && accepted !== '') {
+    if (i.code === 'too_small' || i.code === 'too_big') return 'out of range';
+    if (i.code === 'invalid_value') return 'not one of the choices';
+  }
+  const message = i.message.replace(/^Invalid input: /, '');
+  return `${where}${message.charAt(0).toLowerCase()}${message.slice(1)}`;
 }
 
 /** Runs `experiment` on `input` (a partial config; defaults fill the rest) after {@link configOf}. */

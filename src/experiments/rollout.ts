@@ -184,11 +184,13 @@ export function parseRows(text: string): RowSpec[] {
 
 // ---------------------------------------------------------------------------------------------------
 
-async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
-  const rows = parseRows(cfg.rows);
-  const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
-  asOptionError(() => checkOperandRange(operands));
+/**
+ * The checks across options (BAD_OPTION_VALUE): the rows list, the operand range and the episodes in
+ * flight against memory. Run before any seed (Experiment.check) and by run.
+ */
+export function checkRolloutOptions(cfg: RolloutConfig): void {
+  parseRows(cfg.rows);
+  asOptionError(() => checkOperandRange({ operandMin: cfg.operand_min, operandMax: cfg.operand_max }));
   const held = (cfg.workers + cfg.groups_per_update) * cfg.group_size;
   if (held > MAX_ROLLOUT_EPISODES) {
     throw new LabError(
@@ -197,6 +199,13 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
       { details: { field: 'workers', value: held } },
     );
   }
+}
+
+async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
+  const elapsedMs = startStopwatch();
+  checkRolloutOptions(cfg);
+  const rows = parseRows(cfg.rows);
+  const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
   const U = cfg.updates;
 
   // Setup: every row replays the same seeded streams; held-out tasks are the agent experiment's.
@@ -445,5 +454,6 @@ export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
       metrics: ['eval_success', 'throughput', 'ratio_p99'],
     };
   },
+  check: checkRolloutOptions,
   run: runRollout,
 };

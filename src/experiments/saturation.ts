@@ -316,5 +316,6 @@ export const saturation: Experiment<typeof SATURATION_OPTIONS> = {
   summary:
     'all-correct groups after saturation: binary GRPO vs advantage redistribution by a ranker (shorter, verified, random, rubric), audited against independent robustness',
   options: SATURATION_OPTIONS,
+  check: checkSaturationOptions,
   run: runSaturation,
 };

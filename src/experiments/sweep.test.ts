@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { LabError } from '../core/errors.js';
 import { defineOptions, option } from './options.js';
 import { runSweep } from './sweep.js';
 import type { Experiment, RunRecord } from './types.js';
@@ -58,6 +59,22 @@ describe('runSweep', () => {
     await expect(runSweep(toy, [], { key: 'budget', values: ['20', '0'] }, [1])).rejects.toMatchObject({
       code: 'BAD_OPTION_VALUE',
     });
+    expect(seen).toEqual([]);
+    // A check across options (Experiment.check) is part of the validation: it used to run inside the
+    // first seed of the bad value, after the good values had run, and came out as "seed 7: ...".
+    const checked: Experiment = {
+      ...toy,
+      check: (config) => {
+        if ((config.budget as number) > (config.other as number) + 100) {
+          throw new LabError('BAD_ARGUMENT', `budget=${config.budget} exceeds other + 100`);
+        }
+      },
+    };
+    const e = await runSweep(checked, [], { key: 'budget', values: ['20', '500'] }, [7]).then(
+      () => null,
+      (err: LabError) => err,
+    );
+    expect(e).toMatchObject({ code: 'BAD_OPTION_VALUE', message: 'budget=500 exceeds other + 100' });
     expect(seen).toEqual([]);
     await expect(runSweep(toy, [], { key: 'nope', values: ['1', '2'] }, [1])).rejects.toMatchObject({
       code: 'UNKNOWN_OPTION',

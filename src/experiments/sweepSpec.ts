@@ -14,7 +14,7 @@ export interface SweepSpec {
 /**
  * Parses `key=v1,v2,...` (at least two distinct values; the key is checked against the experiment's
  * options later). Errors: BAD_CLI naming `--sweep` for a missing '=', an empty value, fewer than two
- * values or a repeated value.
+ * values or a repeated value (numbers by value: `1,1.0` repeats 1).
  */
 export function parseSweep(text: string): SweepSpec {
   const eq = text.indexOf('=');
@@ -28,10 +28,18 @@ export function parseSweep(text: string): SweepSpec {
     .map((v) => v.trim());
   if (values.some((v) => v === '')) throw bad('a value is empty');
   if (values.length < 2) throw bad('give at least two values (a sweep of one value is --set)');
-  const seen = new Set<string>();
+  // Numbers compare by value: `1` and `1.0` (or `1e0`) are the same point, run twice.
+  const seen = new Map<string, string>();
   for (const v of values) {
-    if (seen.has(v)) throw bad(`value ${v} is listed twice`);
-    seen.add(v);
+    const n = Number(v);
+    const id = Number.isFinite(n) && /^[-+]?[\d.]/.test(v) ? `number:${n}` : `text:${v}`;
+    const earlier = seen.get(id);
+    if (earlier !== undefined) {
+      throw bad(
+        earlier === v ? `value ${v} is listed twice` : `values ${earlier} and ${v} are the same number`,
+      );
+    }
+    seen.set(id, v);
   }
   return { key, values };
 }

@@ -196,5 +196,6 @@ export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
     arms: [...TRUNCATION_POLICIES],
     metrics: ['eval_success', 'eval_success_unbounded', 'verify_rate', 'truncation_rate'],
   }),
+  check: checkTruncationBudgets,
   run: runTruncation,
 };

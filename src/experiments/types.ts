@@ -124,5 +124,11 @@ export interface Experiment<S extends OptionsSchema = OptionsSchema> {
   options: S;
   /** The paired comparisons a multi-seed run reports for `config` (null or absent: none). */
   comparisons?: (config: z.output<S>) => ComparisonPlan | null;
+  /**
+   * Checks across options that the schema cannot express (BAD_OPTION_VALUE naming the options), e.g.
+   * operand_min <= operand_max. `configOf` runs it, so the CLI refuses a bad config (every point of a
+   * sweep included) before any seed runs; `run` runs it too, for callers that skip `configOf`.
+   */
+  check?: (config: z.output<S>) => void;
   run(config: z.output<S>, ctx: RunContext): RunRecord | Promise<RunRecord>;
 }

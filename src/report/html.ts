@@ -4,7 +4,6 @@
  * BAD_RECORD error naming its file), plans the plots (plotData.ts), draws them (plots.ts) and
  * assembles the page (page.ts). The HTML is written atomically.
  */
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { SweepRecord } from '../experiments/sweep.js';
@@ -15,7 +14,7 @@ import { type PagePlot, renderPage } from './page.js';
 import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
 import { isSweepData, normalizeRecord, normalizeSweepRecord } from './recordShape.js';
-import { writeFileAtomic } from './records.js';
+import { makeDirs, writeFileAtomic } from './records.js';
 import { auditRerunCommand, experimentDefaults, rerunCommand } from './rerun.js';
 import { writeSweepHtml } from './sweepHtml.js';
 import { sweepConstants } from './sweepPlots.js';
@@ -48,7 +47,7 @@ export function pngFileName(index: number, family: string): string {
 /** Writes one PNG per plot into `dir`, in page order; returns the files. */
 async function writePngs(plots: readonly PagePlot[], dir: string): Promise<string[]> {
   const pngs: string[] = [];
-  await mkdir(dir, { recursive: true });
+  makeDirs(dir);
   for (const [i, { spec, svg }] of plots.entries()) {
     const path = join(dir, pngFileName(i, spec.family));
     await writeFileAtomic(path, await svgToPng(svg));
@@ -127,7 +126,7 @@ export async function writeHtmlReport(
   const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });
   let pngs: string[] = [];
   try {
-    await mkdir(dirname(o.html), { recursive: true });
+    makeDirs(dirname(o.html));
     await writeFileAtomic(o.html, page);
     if (o.png) pngs = await writePngs(plots, o.png);
   } catch (e) {

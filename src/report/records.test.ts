@@ -1,9 +1,18 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../experiments/types.js';
-import { readRecord, runDirName, seedsDirLabel, toJson, writeFileAtomic, writeRecord } from './records.js';
+import {
+  makeDirs,
+  readRecord,
+  runDirName,
+  seedsDirLabel,
+  toJson,
+  writeFileAtomic,
+  writeRecord,
+} from './records.js';
 
 const record: RunRecord = {
   experiment: 'demo',
@@ -86,5 +95,16 @@ describe('run records', () => {
     });
     await expect(readRecord(join(dir, 'missing.json'))).rejects.toMatchObject({ code: 'IO_ERROR' });
     expect(JSON.parse(await readFile(noExp, 'utf8'))).toEqual({ metrics: {} });
+  });
+
+  it('makeDirs makes missing levels one at a time, returns them, and fails at once on procfs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-mkdirs-'));
+    expect(makeDirs(join(dir, 'a', 'b'))).toEqual([join(dir, 'a'), join(dir, 'a', 'b')]);
+    expect(makeDirs(join(dir, 'a', 'b'))).toEqual([]);
+    await writeFile(join(dir, 'f'), 'x');
+    expect(() => makeDirs(join(dir, 'f'))).toThrow(/ENOTDIR/);
+    expect(() => makeDirs(join(dir, 'f', 'g'))).toThrow(/ENOTDIR/);
+    // mkdir(..., { recursive: true }) never returns here (Node retries the parent on ENOENT)
+    if (existsSync('/proc/self')) expect(() => makeDirs('/proc/labs-nope/x')).toThrow(/ENOENT/);
   });
 });

@@ -2,13 +2,12 @@
  * A self-contained HTML page of plots and tables (same look and guarantees as the report page: inline
  * CSS and SVG, no scripts, no URLs), for outputs that are not one record: sweeps and `labs compare`.
  */
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { LabError } from '../core/errors.js';
 import { CSS, escapeHtml, type PagePlot } from './page.js';
 import type { PlotSpec } from './plotData.js';
 import { renderPlotSvg } from './plots.js';
-import { writeFileAtomic } from './records.js';
+import { makeDirs, writeFileAtomic } from './records.js';
 
 export interface SimplePageInput {
   title: string;
@@ -67,7 +66,7 @@ export async function writeSimplePage(
   const plots: PagePlot[] = [];
   for (const spec of specs) plots.push({ spec, svg: await renderPlotSvg(spec) });
   try {
-    await mkdir(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     await writeFileAtomic(path, renderSimplePage({ ...page, plots }));
   } catch (e) {
     throw new LabError('IO_ERROR', `cannot write ${path}: ${(e as Error).message}`, {

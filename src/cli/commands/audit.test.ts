@@ -164,14 +164,35 @@ describe('labs audit (CLI)', () => {
     }
   });
 
-  it('a --reward-weights count that does not match the reward columns is a usage error (exit 2)', async () => {
-    const e = await auditCommand(parseAudit(['audit', example, '--reward-weights', '1,2'])).then(
-      () => null,
-      (err: LabError) => err,
-    );
-    expect(e?.code).toBe('BAD_CLI');
-    expect(e?.message).toMatch(/^--reward-weights: 2 weight\(s\) for 1 reward column\(s\)/);
-    expect(exitCodeFor(e)).toBe(2);
+  it('refuses options the audit would ignore or that measure nothing (usage errors, exit 2)', () => {
+    // The weight count against TRL's reward columns is checked when the dump is read (src/audit/audit.test.ts).
+    for (const [args, why] of [
+      // generic and verl read one reward column: the weights were dropped silently
+      [['--reward-weights', '1'], /^--reward-weights applies to --preset trl .*not 'generic'$/],
+      [['--preset', 'verl', '--reward-weights', '1,2'], /^--reward-weights applies to --preset trl/],
+      [
+        ['--preset', 'trl', '--reward', 'r', '--reward-weights', '1'],
+        /^--reward-weights .* --reward reads the reward from one column/,
+      ],
+      [['--scale-rewards', 'none'], /^--scale-rewards applies to --preset trl/],
+      // a column against itself reported a "correlation" of 1
+      [['--quality', 'q', '--independent', 'q'], /^--independent names the same column as --quality \('q'\)/],
+    ] as const) {
+      const e = (() => {
+        try {
+          parseCli(['audit', example, ...args]);
+          return null;
+        } catch (err) {
+          return err as LabError;
+        }
+      })();
+      expect(e?.code, args.join(' ')).toBe('BAD_CLI');
+      expect(e?.message).toMatch(why);
+      expect(exitCodeFor(e)).toBe(2);
+    }
+    expect(
+      parseAudit(['audit', example, '--preset', 'trl', '--scale-rewards', 'none']).auditExtra.scaleRewards,
+    ).toBe('none');
   });
 
   it('a missing path is an IO error naming it', async () => {

@@ -11,6 +11,7 @@ import { isAuditRecord } from '../../report/page.js';
 import { recordLabels } from '../../report/plotData.js';
 import { isSweepData, normalizeRecord, normalizeSweepRecord } from '../../report/recordShape.js';
 import { readRecord, toJson } from '../../report/records.js';
+import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 
@@ -43,6 +44,16 @@ async function readMulti(path: string): Promise<MultiSeedRecord> {
 }
 
 export async function compareCommand(p: Extract<ParsedCli, { command: 'compare' }>): Promise<number> {
+  if (p.html) {
+    checkOutputPlaces(
+      [{ flag: '--html', path: p.html, kind: 'file' }],
+      [
+        { flag: 'A', path: p.a },
+        { flag: 'B', path: p.b },
+      ],
+      { consequence: 'nothing was written' },
+    );
+  }
   const a = await readMulti(p.a);
   const b = await readMulti(p.b);
   const [la, lb] = recordLabels([a, b]);

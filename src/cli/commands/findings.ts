@@ -26,10 +26,10 @@ import { VERSION } from '../../experiments/version.js';
 import { formatCompare } from '../../report/compareOutput.js';
 import { toJson, writeFileAtomic, writeRecord } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
+import { checkOutputPlaces } from '../outputPlaces.js';
 import { type ParsedCli, parseSeeds } from '../parse.js';
 import { openSeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
-import { checkWritableDir } from './run.js';
 import { runJobList, shardJobs, shardOf } from './seedJobs.js';
 
 type FindingsCli = Extract<ParsedCli, { command: 'findings' }>;
@@ -76,7 +76,9 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
   const manifest = parseFindings(readManifest(file), file);
   const name = basename(file, '.json');
   const out = p.out ?? join('runs', 'findings', name);
-  await checkWritableDir(out, p.out ? '--out' : 'output directory (default; change with --out)');
+  checkOutputPlaces([
+    { flag: p.out ? '--out' : 'output directory (default; change with --out)', path: out, kind: 'dir' },
+  ]);
   let seeds: number[];
   try {
     seeds = p.seeds ?? parseSeeds(manifest.seeds);

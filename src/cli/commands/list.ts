@@ -3,10 +3,11 @@
  * declaration (experiments/options.ts): key, default, unit, help and the accepted values read from
  * the schema `--set` validates. `labs run -e NAME --help` prints the same block for one experiment.
  */
+
+import { describeAccepted } from '../../experiments/optionRange.js';
 import { optionList } from '../../experiments/options.js';
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
 import type { Experiment } from '../../experiments/types.js';
-import { describeAccepted } from '../optionRange.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 

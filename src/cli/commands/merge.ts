@@ -14,12 +14,14 @@ import { toJson, writeRecord } from '../../report/records.js';
 import { collectSeedDirs } from '../../report/seedRecords.js';
 import { formatMultiSeed } from '../../report/summaries/index.js';
 import { formatSweep } from '../../report/summaries/sweep.js';
+import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
-import { checkWritableDir } from './run.js';
 
 export async function mergeCommand(p: Extract<ParsedCli, { command: 'merge' }>): Promise<number> {
-  await checkWritableDir(p.out, '--out');
+  checkOutputPlaces([{ flag: '--out', path: p.out, kind: 'dir', files: ['record.json'] }], [], {
+    consequence: 'nothing was merged',
+  });
   const { plan, runs } = collectSeedDirs(p.dirs);
   const experiment = await loadExperiment(plan.experiment);
   const wallMs = runs.reduce((sum, r) => sum + r.timing.wall_ms, 0);

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { lockFileOf } from '../outputLock.js';
 import { type ParsedCli, parseCli } from '../parse.js';
 import { output } from '../stdout.js';
 import { reportCommand } from './report.js';
@@ -23,6 +24,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   jobsGiven: true,
   shard: null,
   shardCount: null,
+  force: false,
   debug: false,
 };
 
@@ -34,13 +36,13 @@ describe('labs run output checks', () => {
     const write = vi.spyOn(output, 'write').mockImplementation(() => true);
     try {
       await expect(runCommand({ ...base, out: file })).rejects.toMatchObject({
-        code: 'IO_ERROR',
-        message: expect.stringMatching(/^--out .*not-a-dir: cannot write there .*; nothing was run$/),
+        code: 'BAD_CLI',
+        message: expect.stringMatching(/^--out .*not-a-dir: exists and is not a directory; nothing was run$/),
       });
       await expect(
         runCommand({ ...base, out: join(dir, 'out'), html: join(file, 'r.html') }),
       ).rejects.toMatchObject({
-        code: 'IO_ERROR',
+        code: 'BAD_CLI',
         message: expect.stringContaining('--html'),
       });
       // The refused run left nothing behind: --out's directory was never created.
@@ -49,6 +51,50 @@ describe('labs run output checks', () => {
       write.mockRestore();
     }
     expect(write).not.toHaveBeenCalled();
+  });
+
+  it('releases the --out lock when the command ends (a second command in the same process is not locked out)', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'labs-run-lock-')), 'out');
+    const write = vi.spyOn(output, 'write').mockImplementation(() => true);
+    const small = { ...base, experiment: 'advantage', out };
+    try {
+      expect(await runCommand(small)).toBe(0);
+      expect(existsSync(lockFileOf(out))).toBe(false);
+      await expect(runCommand(small)).rejects.toMatchObject({ code: 'BAD_CLI' }); // the record stays
+      expect(await runCommand({ ...small, force: true })).toBe(0);
+    } finally {
+      write.mockRestore();
+    }
+  });
+});
+
+describe('labs run: the record rule and resume', () => {
+  it('a finished --seeds run rerun into its own --out resumes (all skipped, same record); another config is refused', async () => {
+    // The record rule (no record.json replaced without --force) must not stop a resume: the plan
+    // in the directory says the aggregate is rebuilt from the same seeds.
+    const out = join(await mkdtemp(join(tmpdir(), 'labs-run-resume-')), 'out');
+    const write = vi.spyOn(output, 'write').mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const multi = { ...base, experiment: 'advantage', seeds: [1, 2], multi: true, out };
+    try {
+      expect(await runCommand(multi)).toBe(0);
+      const first = JSON.parse(await readFile(join(out, 'record.json'), 'utf8'));
+      expect(await runCommand(multi)).toBe(0);
+      expect(err.mock.calls.map((c) => String(c[0])).join('')).toMatch(/2 of 2 seed runs already in/);
+      const second = JSON.parse(await readFile(join(out, 'record.json'), 'utf8'));
+      expect({ ...second, timing: null }).toEqual({ ...first, timing: null });
+      // a different config into the same directory: refused, the record kept
+      await expect(runCommand({ ...multi, sets: ['epsilon=0.001'] })).rejects.toMatchObject({
+        code: 'BAD_SEED_RECORD',
+      });
+      // a single-seed run into a directory holding a record: refused without --force
+      await expect(runCommand({ ...base, experiment: 'advantage', out })).rejects.toMatchObject({
+        code: 'BAD_CLI',
+      });
+    } finally {
+      write.mockRestore();
+      err.mockRestore();
+    }
   });
 });
 

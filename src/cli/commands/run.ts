@@ -1,6 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { LabError } from '../../core/errors.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
@@ -8,51 +7,66 @@ import { startStopwatch } from '../../experiments/stopwatch.js';
 import type { Experiment, JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
+import { exitOnInterrupt, noteWritten } from '../interrupt.js';
+import { lockOutputDir, type OutputLock } from '../outputLock.js';
+import { checkOutputPlaces, type OutputPlace } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { plotHint } from '../plotHint.js';
 import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
 import { output } from '../stdout.js';
-import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
+import { outputDir, planOf, runCommandJobs, shardDoneLine, shardOf } from './seedJobs.js';
+
+/** How messages name the output directory when `--out` was not given. */
+export const DEFAULT_OUT_FLAG = 'output directory (default; change with --out)';
 
 /**
- * Checks, without creating anything, that `dir` could be created and written: it is a writable
- * directory, or its nearest existing ancestor is. A bad `--out`/`--html` (a file in the way, a
- * read-only place) then fails in a second instead of after the run, and a run that is refused or
- * interrupted (Ctrl-C) leaves no empty directory behind: directories are made when the record and
- * the report are written.
+ * The places `labs run` (and `--sweep`) writes: the record's directory `dir` and the HTML page, as
+ * {@link checkOutputPlaces} takes them. Returns the HTML path ('' resolved to `dir/report.html`).
  */
-export async function checkWritableDir(dir: string, flag: string): Promise<void> {
-  const fail = (why: string, cause?: unknown) =>
-    new LabError('IO_ERROR', `${flag} ${dir}: cannot write there (${why}); nothing was run`, {
-      cause,
-      details: { field: flag, file: dir },
-    });
-  let path = resolve(dir);
-  for (;;) {
-    let isDir: boolean;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch (e) {
-      const parent = dirname(path);
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || parent === path)
-        throw fail((e as Error).message, e);
-      path = parent;
-      continue;
-    }
-    if (!isDir) throw fail(`${path} is not a directory`);
-    try {
-      accessSync(path, constants.W_OK);
-    } catch (e) {
-      throw fail((e as Error).message, e);
-    }
-    return;
-  }
+export function runOutputPlaces(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  dir: string,
+): { places: OutputPlace[]; htmlPath: string | null } {
+  const htmlPath = p.html === '' ? join(dir, 'report.html') : p.html;
+  const places: OutputPlace[] = [
+    {
+      flag: p.out ? '--out' : DEFAULT_OUT_FLAG,
+      path: dir,
+      kind: 'dir',
+      files: p.html === '' ? ['record.json', 'report.html'] : ['record.json'],
+    },
+  ];
+  if (p.html) places.push({ flag: '--html', path: p.html, kind: 'file' });
+  return { places, htmlPath };
+}
+
+/**
+ * Takes `dir` for this command ({@link lockOutputDir}), or, for a shard, nothing: the shards of one
+ * job list write disjoint per-seed files into one shared directory at once (docs/scale-out.md) and no
+ * aggregate record, so they hold no lock. A multi-seed command whose directory already has a plan
+ * (`plan.json`) resumes it: seedJobs.ts refuses a plan that differs from this command's (a usage
+ * error naming the option), and otherwise the aggregate record is rewritten from the same seeds, so
+ * rewriting it is not the silent replacement the record rule is there to stop.
+ */
+export function takeOutputDir(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  dir: string,
+  flag: string,
+): OutputLock | null {
+  if (p.multi && shardOf(p)) return null;
+  const resumes = p.multi && existsSync(join(dir, 'plan.json'));
+  return lockOutputDir(dir, { flag, force: p.force || resumes });
 }
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
+  // Ctrl-C with --seeds or --sweep: the seeds yield to the event loop between them, so the handler
+  // runs after the current seed, says what was kept and exits 130. A single seed never yields
+  // until it ends, and a handler would hold Ctrl-C back until then: there Node's default (exit at
+  // once, silently; nothing was written, as a record is written only at the end) is kept.
+  if (p.multi || p.sweep) exitOnInterrupt();
   // Workers of a given --jobs start first: they load the experiment while this thread loads and
   // validates. By default they start later, if the seeds' pace shows they pay.
   let tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
@@ -75,59 +89,57 @@ async function runExperiment(
   mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
   mark('config resolved');
-  const dir = p.multi ? outputDir(p, experiment.name) : null;
-  await checkWritableDir(
-    dir ?? p.out ?? 'runs',
-    p.out ? '--out' : 'output directory (default; change with --out)',
-  );
-  if (p.html) await checkWritableDir(dirname(p.html), '--html');
-  let record: RunRecord | MultiSeedRecord;
-  if (p.multi) {
-    const elapsedMs = startStopwatch();
-    const plan = planOf(p, experiment as Experiment, [config as Record<string, JsonValue>]);
-    const result = await runCommandJobs(
-      p,
-      experiment as Experiment,
-      plan,
-      dir as string,
-      pool,
-      experiment.name,
-    );
-    if (!result.runs) {
-      output.write(`${shardDoneLine(result, dir as string, p.json)}\n`);
-      return 0;
+  // The directory is named at the start (its time is the run's start), so it can be checked now.
+  const dir = outputDir(p, experiment.name);
+  const { places, htmlPath } = runOutputPlaces(p, dir);
+  checkOutputPlaces(places);
+  const lock = takeOutputDir(p, dir, places[0]?.flag as string);
+  try {
+    let record: RunRecord | MultiSeedRecord;
+    if (p.multi) {
+      const elapsedMs = startStopwatch();
+      const plan = planOf(p, experiment as Experiment, [config as Record<string, JsonValue>]);
+      const result = await runCommandJobs(p, experiment as Experiment, plan, dir, pool, experiment.name);
+      if (!result.runs) {
+        output.write(`${shardDoneLine(result, dir, p.json)}\n`);
+        return 0;
+      }
+      record = await summarizeSeedRuns(
+        experiment as Experiment,
+        config as Record<string, JsonValue>,
+        result.runs,
+        elapsedMs(),
+        pool?.runner(experiment as Experiment),
+      );
+    } else {
+      const progress = createProgress(experiment.name, p.progress);
+      try {
+        const seed = p.seeds[0] as number;
+        record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+      } finally {
+        progress.stop();
+      }
     }
-    record = await summarizeSeedRuns(
-      experiment as Experiment,
-      config as Record<string, JsonValue>,
-      result.runs,
-      elapsedMs(),
-      pool?.runner(experiment as Experiment),
-    );
-  } else {
-    const progress = createProgress(experiment.name, p.progress);
-    try {
-      const seed = p.seeds[0] as number;
-      record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
-    } finally {
-      progress.stop();
+    mark('experiment ran');
+    const path = await writeRecord(record, { dir });
+    noteWritten(path);
+    mark('record written');
+    if (htmlPath) {
+      const { writeHtmlReport } = await import('../../report/html.js');
+      await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
+      noteWritten(htmlPath);
     }
+    if (p.json) {
+      output.write(`${toJson(record)}\n`);
+    } else {
+      const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
+      mark('formatted');
+      output.write(`${text}\n\nrecord: ${path}\n`);
+      output.write(htmlPath ? `report: ${htmlPath}\n` : `${plotHint(path, 'run')}\n`);
+    }
+    return 0;
+  } finally {
+    // Now, not only at exit: a library caller (a test) may run again in this process.
+    lock?.release();
   }
-  mark('experiment ran');
-  const path = await writeRecord(record, dir ? { dir } : p.out ? { dir: p.out } : {});
-  mark('record written');
-  const htmlPath = p.html === '' ? join(dirname(path), 'report.html') : p.html;
-  if (htmlPath) {
-    const { writeHtmlReport } = await import('../../report/html.js');
-    await writeHtmlReport([record], { html: htmlPath, png: null, sources: [path] });
-  }
-  if (p.json) {
-    output.write(`${toJson(record)}\n`);
-  } else {
-    const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
-    mark('formatted');
-    output.write(`${text}\n\nrecord: ${path}\n`);
-    output.write(htmlPath ? `report: ${htmlPath}\n` : `${plotHint(path, 'run')}\n`);
-  }
-  return 0;
 }

@@ -17,6 +17,7 @@ import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.j
 import { VERSION } from '../../experiments/version.js';
 import { runDirName, seedsDirLabel, toJson } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
+import { noteSeedRecord } from '../interrupt.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
@@ -105,7 +106,10 @@ export async function runJobList(job: JobList): Promise<JobListResult> {
         runner: job.pool?.runner(experiment),
         onProgress: (d, t) => progress.update(d, t),
         done: mine.map((i) => store.done[i]),
-        onRecord: (k, record) => store.write(mine[k] as number, record),
+        onRecord: (k, record) => {
+          store.write(mine[k] as number, record);
+          noteSeedRecord(join(store.dir, 'seeds'));
+        },
       },
     );
     const ran = mine.length - skipped;

@@ -25,6 +25,7 @@ describe('labs run --sweep', () => {
       jobsGiven: true,
       shard: null,
       shardCount: null,
+      force: false,
       debug: false,
     };
     const out: string[] = [];
