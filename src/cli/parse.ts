@@ -11,6 +11,7 @@ import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
+import { addMetricsOptions, type MetricsCliExtra, metricsExtraOf } from './metricsOptions.js';
 import { terminalColumns } from './terminal.js';
 
 /**
@@ -111,7 +112,7 @@ export type ParsedCli =
       /** DuckDB memory limit (`--memory-limit 1GB`); null = DuckDB's default (80% of RAM). */
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
-      auditExtra: AuditCliExtra;
+      auditExtra: AuditCliExtra & MetricsCliExtra;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean }
@@ -304,6 +305,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
   addAuditExtraOptions(audit);
+  addMetricsOptions(audit);
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
@@ -329,7 +331,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       failValue: finiteOption(o.failValue, '--fail-value'),
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
-      auditExtra: auditExtraOf(o),
+      auditExtra: { ...auditExtraOf(o), ...metricsExtraOf(o) },
       debug: debugOf(),
     });
   });

@@ -61,7 +61,7 @@ interface ValueMsg {
 interface EventMsg {
   wallTime: number;
   step: bigint;
-  what: { case: 'summary'; value: { value: ValueMsg[] } } | { case: string | undefined };
+  what: { case: string | undefined; value?: unknown };
 }
 
 export interface TfEventsResult {
@@ -151,7 +151,7 @@ export function readTfEvents(bytes: Uint8Array, file: string): TfEventsResult {
     records++;
     offset = end;
     if (event.what.case !== 'summary') continue;
-    const summary = (event as Extract<EventMsg, { what: { case: 'summary' } }>).what.value;
+    const summary = event.what.value as { value: ValueMsg[] };
     const step = Number(event.step);
     for (const v of summary.value) {
       let value: number | null = null;

@@ -74,6 +74,9 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
   } else {
     const { formatAudit } = await import('../../report/summaries/audit.js');
     output.write(`${formatAudit(record)}\n`);
+    const { formatLogComparison } = await import('../../report/summaries/logComparison.js');
+    const extra = formatLogComparison(record);
+    if (extra !== '') output.write(`${extra}\n`);
     if (path) output.write(`\nrecord: ${path}\n`);
   }
   if (record.metrics.bad_rows_skipped) {

@@ -1,0 +1,82 @@
+/**
+ * What `labs audit` adds to its record from this folder: the length anatomy (always, from the dump)
+ * and, with `--metrics PATH`, the logged-vs-recomputed comparison. Runs inside the audit's DuckDB
+ * session, after the dump has been loaded and checked.
+ */
+import type { JsonValue, RunRecord } from '../../experiments/types.js';
+import type { DuckSession } from '../duckdb.js';
+import type { LoadedDump } from '../reader.js';
+import { compareWithLog } from './compare.js';
+import type { RunSettings } from './definitions.js';
+import { readDumpRows } from './dumpRows.js';
+import { lengthAnatomy } from './lengthAnatomy.js';
+import { readMetricsLog } from './read.js';
+
+export interface LogAuditOptions {
+  /** `--metrics PATH`: the run's scalar log (file or directory); null: no comparison. */
+  metricsLog: string | null;
+  /** `--max-response-length N` (verl data.max_response_length). */
+  maxResponseLength: number | null;
+  /** `--max-completion-length N` (TRL max_completion_length). */
+  maxCompletionLength: number | null;
+  scaleRewards: 'group' | 'batch' | 'none';
+  rewardWeights: readonly number[] | null;
+  passValue: number;
+  failValue: number;
+}
+
+export const LOG_AUDIT_DEFAULTS = Object.freeze({
+  metricsLog: null,
+  maxResponseLength: null,
+  maxCompletionLength: null,
+});
+
+/** Adds `tables.length_anatomy` and, with a log, `tables.logged_vs_recomputed` to `record`. */
+export async function addLogAudit(
+  record: RunRecord,
+  db: DuckSession,
+  loaded: LoadedDump,
+  o: LogAuditOptions,
+): Promise<void> {
+  const dump = await readDumpRows(db, loaded, o.rewardWeights);
+  const anatomy = lengthAnatomy(dump.rows, {
+    passValue: o.passValue,
+    failValue: o.failValue,
+    maxLength: o.maxResponseLength ?? o.maxCompletionLength,
+  });
+  record.tables.length_anatomy = anatomy.table;
+  record.metrics.length_anatomy_unit = anatomy.unit;
+  record.metrics.token_length_source = dump.tokenSource;
+  const steps = anatomy.table.filter((r) => r.task === '(all)');
+  const curve = (key: string) =>
+    steps.map((r) => (typeof r[key] === 'number' ? (r[key] as number) : Number.NaN));
+  record.curves['length.correct'] = curve('mean_length_correct');
+  record.curves['length.incorrect'] = curve('mean_length_incorrect');
+  record.curves['length.repetition_rate'] = curve('repetition_rate');
+  if (steps.some((r) => r.truncated_zero_reward_share !== null)) {
+    record.curves['length.truncated_zero_reward_share'] = curve('truncated_zero_reward_share');
+  }
+  record.plots = record.plots ?? {};
+  record.plots.length_anatomy = {
+    title: `Length of correct vs incorrect responses per step (${anatomy.unit ?? 'no lengths'})`,
+    y: anatomy.unit ?? 'length',
+    x: 'step',
+  };
+  if (o.metricsLog === null) return;
+  const log = await readMetricsLog(o.metricsLog);
+  const settings: RunSettings = {
+    maxResponseLength: o.maxResponseLength,
+    maxCompletionLength: o.maxCompletionLength,
+    scaleRewards: o.scaleRewards,
+  };
+  const cmp = compareWithLog(log, dump.rows, settings);
+  record.tables.logged_vs_recomputed = cmp.rows.map((r) => ({ ...r }) as Record<string, JsonValue>);
+  record.tables.logged_metrics_unmatched = cmp.unmatched.map((u) => ({ ...u }));
+  Object.assign(record.metrics, cmp.metrics);
+  record.config.metrics_log = o.metricsLog;
+  record.config.metrics_log_files = log.files;
+  record.config.metrics_log_formats = log.formats;
+  record.config.max_response_length = o.maxResponseLength;
+  record.config.max_completion_length = o.maxCompletionLength;
+  record.notes = [...(record.notes ?? []), ...log.notes.map((n) => `metrics log: ${n}`), ...cmp.notes];
+}
