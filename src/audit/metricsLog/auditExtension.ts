@@ -50,17 +50,36 @@ export async function addLogAudit(
   const steps = anatomy.table.filter((r) => r.task === '(all)');
   const curve = (key: string) =>
     steps.map((r) => (typeof r[key] === 'number' ? (r[key] as number) : Number.NaN));
+  // Curve families: `length` (tokens or characters) and `length_shares` (fractions in [0, 1]); the
+  // x axis is the audit's `update` curve (the dump's steps, the same rows).
   record.curves['length.correct'] = curve('mean_length_correct');
   record.curves['length.incorrect'] = curve('mean_length_incorrect');
-  record.curves['length.repetition_rate'] = curve('repetition_rate');
+  record.curves['length_shares.repetition rate (rep-4)'] = curve('repetition_rate');
+  record.curves['length_shares.slime repetition_frac'] = curve('slime_repetition_frac');
   if (steps.some((r) => r.truncated_zero_reward_share !== null)) {
-    record.curves['length.truncated_zero_reward_share'] = curve('truncated_zero_reward_share');
+    record.curves['length_shares.truncated & zero reward'] = curve('truncated_zero_reward_share');
   }
-  record.plots = record.plots ?? {};
-  record.plots.length_anatomy = {
-    title: `Length of correct vs incorrect responses per step (${anatomy.unit ?? 'no lengths'})`,
-    y: anatomy.unit ?? 'length',
-    x: 'step',
+  if (steps.some((r) => r.entropy_correct !== null || r.entropy_incorrect !== null)) {
+    record.curves['entropy.correct'] = curve('entropy_correct');
+    record.curves['entropy.incorrect'] = curve('entropy_incorrect');
+    record.curves['entropy.truncated'] = curve('entropy_truncated');
+    record.plots = {
+      ...record.plots,
+      entropy: { title: 'Mean token entropy per step', y: 'nats', x: 'step' },
+    };
+  }
+  record.plots = {
+    ...record.plots,
+    length: {
+      title: `Length of correct vs incorrect responses per step (${anatomy.unit ?? 'no lengths'})`,
+      y: anatomy.unit ?? 'length',
+      x: 'step',
+    },
+    length_shares: {
+      title: 'Truncated with zero reward, and repetition, per step',
+      y: 'share of samples',
+      x: 'step',
+    },
   };
   if (o.metricsLog === null) return;
   const log = await readMetricsLog(o.metricsLog);
