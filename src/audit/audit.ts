@@ -71,6 +71,7 @@ export interface AuditOptions {
   /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
   memoryLimit?: string;
   /** `--metrics PATH` and the run settings the dump lacks (src/audit/metricsLog/auditExtension.ts). */
+  lengthAnatomy: LogAuditOptions['lengthAnatomy'];
   metricsLog: LogAuditOptions['metricsLog'];
   maxResponseLength: LogAuditOptions['maxResponseLength'];
   maxCompletionLength: LogAuditOptions['maxCompletionLength'];

@@ -1,6 +1,7 @@
 /**
  * `labs audit` options for the logged-vs-recomputed comparison (src/audit/metricsLog/), declared once
  * here so src/cli/parse.ts only wires them in:
+ *  - `--length-anatomy`: add the length anatomy table and plots (implied by --metrics);
  *  - `--metrics PATH`: the run's scalar log, a file or directory (TensorBoard event files, W&B CSV or
  *    history JSONL, prime-rl metrics JSONL, verl file-logger JSONL);
  *  - `--max-response-length N`: verl's `data.max_response_length` (for `response_length/clip_ratio`
@@ -11,6 +12,7 @@ import type { Command } from 'commander';
 import { LabError } from '../core/errors.js';
 
 export interface MetricsCliExtra {
+  lengthAnatomy: boolean;
   metricsLog: string | null;
   maxResponseLength: number | null;
   maxCompletionLength: number | null;
@@ -18,6 +20,10 @@ export interface MetricsCliExtra {
 
 export function addMetricsOptions(audit: Command): void {
   audit
+    .option(
+      '--length-anatomy',
+      'lengths of correct vs incorrect responses, truncation with zero reward, repetition, entropy (implied by --metrics)',
+    )
     .option(
       '--metrics <path>',
       "the run's logged scalars (file or directory) to compare with the recomputed ones",
@@ -45,6 +51,7 @@ export function metricsExtraOf(o: Record<string, unknown>): MetricsCliExtra {
     });
   }
   return {
+    lengthAnatomy: Boolean(o.lengthAnatomy) || o.metrics !== undefined,
     metricsLog: o.metrics === undefined ? null : String(o.metrics),
     maxResponseLength: positiveInt(o.maxResponseLength, '--max-response-length'),
     maxCompletionLength: positiveInt(o.maxCompletionLength, '--max-completion-length'),

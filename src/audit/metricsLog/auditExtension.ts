@@ -13,6 +13,12 @@ import { lengthAnatomy } from './lengthAnatomy.js';
 import { readMetricsLog } from './read.js';
 
 export interface LogAuditOptions {
+  /**
+   * `--length-anatomy`: add the length anatomy (implied by --metrics). Off by default: it reads every
+   * row into JS (streamed, text reduced to features), which the audit's aggregate-only SQL path does
+   * not (docs/bench-audit.md).
+   */
+  lengthAnatomy: boolean;
   /** `--metrics PATH`: the run's scalar log (file or directory); null: no comparison. */
   metricsLog: string | null;
   /** `--max-response-length N` (verl data.max_response_length). */
@@ -26,18 +32,23 @@ export interface LogAuditOptions {
 }
 
 export const LOG_AUDIT_DEFAULTS = Object.freeze({
+  lengthAnatomy: false,
   metricsLog: null,
   maxResponseLength: null,
   maxCompletionLength: null,
 });
 
-/** Adds `tables.length_anatomy` and, with a log, `tables.logged_vs_recomputed` to `record`. */
+/**
+ * With `--length-anatomy` or `--metrics`: adds `tables.length_anatomy` (and its plots) and, with a
+ * log, `tables.logged_vs_recomputed` to `record`. Without either, does nothing.
+ */
 export async function addLogAudit(
   record: RunRecord,
   db: DuckSession,
   loaded: LoadedDump,
   o: LogAuditOptions,
 ): Promise<void> {
+  if (!o.lengthAnatomy && o.metricsLog === null) return;
   const dump = await readDumpRows(db, loaded, o.rewardWeights);
   const anatomy = lengthAnatomy(dump.rows, {
     passValue: o.passValue,

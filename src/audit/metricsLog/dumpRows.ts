@@ -9,11 +9,14 @@
  *  - `entropy`: a per-sample mean token entropy (number) or the per-token entropies (list; their
  *    mean is used), as prime-rl's token export writes them (`entropy` per token).
  * Rows whose step or reward is missing or not a number are skipped (the audit has already refused or
- * counted them, per --skip-bad-rows).
+ * counted them, per --skip-bad-rows). The rows are streamed from DuckDB chunk by chunk and each
+ * response text is reduced to its features at once, so no text is held; what is kept is a few
+ * numbers per row (about 100 bytes), which bounds the dumps this suits to some millions of rows.
  */
 import type { DuckSession } from '../duckdb.js';
 import { duckError, sqlIdent, sqlString } from '../duckdb.js';
 import type { LoadedDump } from '../reader.js';
+import { type TextFeatures, textFeatures } from './lengthAnatomy.js';
 
 export interface DumpRow {
   step: number;
@@ -25,7 +28,8 @@ export interface DumpRow {
   /** Response token count: action_tokens, Σ mask, or the `response_length` key; null when unknown. */
   tokens: number | null;
   truncated: boolean | null;
-  text: string | null;
+  /** The response text's features (lengthAnatomy.ts `textFeatures`); the text itself is not kept. */
+  text: TextFeatures | null;
   /** Mean token entropy of the response, when the dump has it. */
   entropy: number | null;
 }
@@ -104,26 +108,29 @@ export async function readDumpRows(
       FROM ${from})
     WHERE step IS NOT NULL AND step = floor(step)
     ORDER BY step, __file, file_row_number`;
-  let raw: Record<string, unknown>[];
-  try {
-    raw = await db.all(sql);
-  } catch (e) {
-    throw duckError(e, 'reading the dump rows for the log comparison', 'PARSE_ERROR');
-  }
   const rows: DumpRow[] = [];
-  for (const r of raw) {
-    const rew = r.reward === null || r.reward === undefined ? Number.NaN : Number(r.reward);
-    const tok = r.tokens === null || r.tokens === undefined ? null : Number(r.tokens);
-    rows.push({
-      step: Number(r.step),
-      group: String(r.grp),
-      task: r.task === null || r.task === undefined ? '' : String(r.task),
-      reward: rew,
-      tokens: tok !== null && Number.isFinite(tok) ? tok : null,
-      truncated: r.truncated === null || r.truncated === undefined ? null : Boolean(r.truncated),
-      text: r.txt === null || r.txt === undefined ? null : String(r.txt),
-      entropy: entropyOf(r.ent),
+  try {
+    await db.stream(sql, (chunk) => {
+      const cols = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => chunk.column(i));
+      const at = (c: number, i: number) => cols[c]?.getItem(i) ?? null;
+      for (let i = 0; i < chunk.rowCount; i++) {
+        const rew = at(3, i);
+        const tok = at(4, i) === null ? null : Number(at(4, i));
+        const txt = at(6, i);
+        rows.push({
+          step: Number(at(0, i)),
+          group: String(at(1, i)),
+          task: at(2, i) === null ? '' : String(at(2, i)),
+          reward: rew === null ? Number.NaN : Number(rew),
+          tokens: tok !== null && Number.isFinite(tok) ? tok : null,
+          truncated: at(5, i) === null ? null : Boolean(at(5, i)),
+          text: txt === null ? null : textFeatures(String(txt)),
+          entropy: entropyOf(at(7, i)),
+        });
+      }
     });
+  } catch (e) {
+    throw duckError(e, 'reading the dump rows for the length anatomy and the log comparison', 'PARSE_ERROR');
   }
   return { rows, tokenSource, hasEntropy };
 }

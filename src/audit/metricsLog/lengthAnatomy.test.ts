@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DumpRow } from './dumpRows.js';
-import { lengthAnatomy, repN, slimeHasRepetition } from './lengthAnatomy.js';
+import { lengthAnatomy, repN, slimeHasRepetition, textFeatures } from './lengthAnatomy.js';
 
-function row(p: Partial<DumpRow>): DumpRow {
+function row(p: Partial<Omit<DumpRow, 'text'>> & { text?: string }): DumpRow {
+  const { text, ...rest } = p;
   return {
     step: 1,
     group: 'g',
@@ -10,9 +11,9 @@ function row(p: Partial<DumpRow>): DumpRow {
     reward: 0,
     tokens: null,
     truncated: null,
-    text: null,
     entropy: null,
-    ...p,
+    ...rest,
+    text: text === undefined ? null : textFeatures(text),
   };
 }
 

@@ -41,6 +41,17 @@ export function slimeHasRepetition(text: string): boolean {
   return tail.length / deflateSync(tail, { level: 9 }).length > 10;
 }
 
+/** What the anatomy needs of a response text: its length in characters (code points), rep-4, slime's flag. */
+export interface TextFeatures {
+  chars: number;
+  rep: number;
+  slime: boolean;
+}
+
+export function textFeatures(text: string): TextFeatures {
+  return { chars: Array.from(text).length, rep: repN(text), slime: slimeHasRepetition(text) };
+}
+
 export interface AnatomySettings {
   passValue: number;
   failValue: number;
@@ -97,15 +108,15 @@ export function lengthAnatomy(
   const tokensKnown = rows.length > 0 && rows.every((r) => r.tokens !== null);
   const unit = tokensKnown ? 'tokens' : rows.some((r) => r.text !== null) ? 'characters' : null;
   const prepared: Prepared[] = rows.map((row) => {
-    const length = tokensKnown ? row.tokens : row.text !== null ? Array.from(row.text).length : null;
+    const length = tokensKnown ? row.tokens : row.text !== null ? row.text.chars : null;
     const truncated =
       row.truncated ?? (tokensKnown && s.maxLength !== null ? (row.tokens as number) >= s.maxLength : null);
     return {
       row,
       length,
       truncated,
-      rep: row.text === null ? null : repN(row.text),
-      slime: row.text === null ? null : slimeHasRepetition(row.text),
+      rep: row.text === null ? null : row.text.rep,
+      slime: row.text === null ? null : row.text.slime,
     };
   });
   const table: Record<string, JsonValue>[] = [];

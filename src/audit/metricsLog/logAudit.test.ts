@@ -189,3 +189,25 @@ describe('labs audit --metrics (built CLI)', () => {
     expect(record.config.metrics_log_formats).toEqual(['tensorboard']);
   });
 });
+
+describe('labs audit --metrics options', () => {
+  it('parses --length-anatomy (implied by --metrics) and the run settings; refuses bad values', async () => {
+    const { parseCli } = await import('../../cli/parse.js');
+    const extra = (argv: string[]) => {
+      const p = parseCli(argv);
+      if (p.command !== 'audit') throw new Error('not audit');
+      return p.auditExtra;
+    };
+    expect(extra(['audit', 'd']).lengthAnatomy).toBe(false);
+    expect(extra(['audit', 'd', '--length-anatomy']).lengthAnatomy).toBe(true);
+    expect(extra(['audit', 'd', '--metrics', 'tb', '--max-response-length', '512'])).toMatchObject({
+      lengthAnatomy: true,
+      metricsLog: 'tb',
+      maxResponseLength: 512,
+      maxCompletionLength: null,
+    });
+    expect(() => parseCli(['audit', 'd', '--max-completion-length', '0'])).toThrow(
+      "--max-completion-length expects an integer >= 1, got '0'",
+    );
+  });
+});
