@@ -59,7 +59,7 @@ export interface MetricDef {
 
 export const SIGNATURES = {
   clipConstant:
-    'clip ratio constant while the dump shows otherwise (verl #7823 / PR #7821: never 0 on the V1 trainer, 0 when max_model_len is the cap; slime PR #203: always zero)',
+    'clip ratio constant while the dump shows otherwise (verl #7823 / PR #7821: never 0 on the V1 trainer, 0 when max_model_len is the cap; slime PR #203: always zero; ms-swift #4950: completions/clipped_ratio stuck at 1.0)',
   trlBatchZeroStd:
     'frac_reward_zero_std is batch-level (TRL scale_rewards="batch": one std for the whole batch, so 0 or 1; TRL PR #6365 / PR #7068 reviews)',
   primeNonBinary:
