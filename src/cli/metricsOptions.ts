@@ -1,6 +1,7 @@
 /**
  * `labs audit` options for the logged-vs-recomputed comparison (src/audit/metricsLog/), declared once
  * here so src/cli/parse.ts only wires them in:
+ *  - `--watch`, `--watch-interval S`: follow a directory a running job is writing;
  *  - `--length-anatomy`: add the length anatomy table and plots (implied by --metrics);
  *  - `--metrics PATH`: the run's scalar log, a file or directory (TensorBoard event files, W&B CSV or
  *    history JSONL, prime-rl metrics JSONL, verl file-logger JSONL);
@@ -12,6 +13,10 @@ import type { Command } from 'commander';
 import { LabError } from '../core/errors.js';
 
 export interface MetricsCliExtra {
+  /** `--watch`: follow the directory while a job writes it (src/cli/commands/auditWatch.ts). */
+  watch: boolean;
+  /** `--watch-interval S`: seconds between polls (default 1). */
+  watchInterval: number;
   lengthAnatomy: boolean;
   metricsLog: string | null;
   maxResponseLength: number | null;
@@ -20,6 +25,8 @@ export interface MetricsCliExtra {
 
 export function addMetricsOptions(audit: Command): void {
   audit
+    .option('--watch', 'follow a directory a running job is writing; Ctrl-C writes the final audit')
+    .option('--watch-interval <s>', 'with --watch: seconds between polls of the directory', '1')
     .option(
       '--length-anatomy',
       'lengths of correct vs incorrect responses, truncation with zero reward, repetition, entropy (implied by --metrics)',
@@ -50,7 +57,19 @@ export function metricsExtraOf(o: Record<string, unknown>): MetricsCliExtra {
       details: { field: '--metrics' },
     });
   }
+  const interval = Number(String(o.watchInterval ?? '1').trim() || Number.NaN);
+  if (!Number.isFinite(interval) || interval < 0.05 || interval > 3600) {
+    throw new LabError(
+      'BAD_CLI',
+      `--watch-interval expects seconds in [0.05, 3600], got '${String(o.watchInterval)}'`,
+      {
+        details: { field: '--watch-interval' },
+      },
+    );
+  }
   return {
+    watch: Boolean(o.watch),
+    watchInterval: interval,
     lengthAnatomy: Boolean(o.lengthAnatomy) || o.metrics !== undefined,
     metricsLog: o.metrics === undefined ? null : String(o.metrics),
     maxResponseLength: positiveInt(o.maxResponseLength, '--max-response-length'),

@@ -50,6 +50,7 @@ export async function assertWritableOut(dir: string): Promise<void> {
 
 export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>): Promise<number> {
   if (p.out) await assertWritableOut(p.out);
+  if (p.auditExtra.watch) await (await import('./auditWatch.js')).watchAudit(p);
   const { runAudit } = await import('../../audit/audit.js');
   const progress = createProgress('audit', !p.json);
   let record: Awaited<ReturnType<typeof runAudit>>;
