@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventFileBytes } from './tfeventsWriter.js';
+import { eventFileBytes } from '../../../test/support/tfeventsWriter.js';
 
 const CLI = resolve('dist/cli/main.js');
 

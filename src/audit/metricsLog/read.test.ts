@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eventFileBytes } from '../../../test/support/tfeventsWriter.js';
 import { csvMetricName } from './csv.js';
 import { readJsonlLog } from './jsonl.js';
 import { readMetricsLog } from './read.js';
-import { eventFileBytes } from './tfeventsWriter.js';
 
 const pairs = (rows: { step: number; metric: string; value: number }[]) =>
   rows.map((r) => `${r.step} ${r.metric}=${r.value}`).sort();

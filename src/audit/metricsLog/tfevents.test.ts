@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eventFileBytes } from '../../../test/support/tfeventsWriter.js';
 import { LabError } from '../../core/errors.js';
 import { readTfEvents } from './tfevents.js';
-import { eventFileBytes } from './tfeventsWriter.js';
 
 const FIXTURE = join(import.meta.dirname, '../../../test/fixtures/tensorboard/events.out.tfevents.fixture');
 

@@ -7,8 +7,8 @@
  */
 import { create, createFileRegistry, type DescMessage, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
-import { maskedCrc32c } from './crc32c.js';
-import { TENSORBOARD_DESCRIPTOR_SET_BASE64 } from './tensorboardProto.js';
+import { maskedCrc32c } from '../../src/audit/metricsLog/crc32c.js';
+import { TENSORBOARD_DESCRIPTOR_SET_BASE64 } from '../../src/audit/metricsLog/tensorboardProto.js';
 
 function schema(name: string): DescMessage {
   const set = fromBinary(FileDescriptorSetSchema, Buffer.from(TENSORBOARD_DESCRIPTOR_SET_BASE64, 'base64'));
