@@ -27,6 +27,7 @@ import {
 import { openDuckSession } from './duckdb.js';
 import { groupStats } from './groupStats.js';
 import { type LengthByCorrectness, lengthByCorrectness, rewardDistribution } from './histogram.js';
+import { addLogAudit, LOG_AUDIT_DEFAULTS, type LogAuditOptions } from './metricsLog/auditExtension.js';
 import { type AuditPresetName, auditPreset, resolveColumns } from './presets.js';
 import { rankerAudit } from './rankerAudit.js';
 import { formatBadRows, type LoadedDump, listDumpFiles, loadDump } from './reader.js';
@@ -69,6 +70,11 @@ export interface AuditOptions {
   rankColumns: { quality: string; independent: string } | null;
   /** DuckDB memory limit (e.g. '2GB'); default DuckDB's. */
   memoryLimit?: string;
+  /** `--metrics PATH` and the run settings the dump lacks (src/audit/metricsLog/auditExtension.ts). */
+  lengthAnatomy: LogAuditOptions['lengthAnatomy'];
+  metricsLog: LogAuditOptions['metricsLog'];
+  maxResponseLength: LogAuditOptions['maxResponseLength'];
+  maxCompletionLength: LogAuditOptions['maxCompletionLength'];
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -84,6 +90,7 @@ export const AUDIT_DEFAULTS = Object.freeze({
   scaleRewards: 'group',
   zeroStdTol: null,
   rankColumns: null,
+  ...LOG_AUDIT_DEFAULTS,
 } as const satisfies Partial<AuditOptions>);
 
 function ratio(a: number, b: number): number {
@@ -147,6 +154,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
       record.tables.ranker_per_task = ranker.perTask;
       record.notes = [...(record.notes ?? []), ...ranker.notes];
     }
+    await addLogAudit(record, db, loaded, opts);
     return record;
   } finally {
     db.close();

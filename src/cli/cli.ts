@@ -26,7 +26,9 @@ async function main(argv: string[]): Promise<number> {
     mark('parsed');
     // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). `labs
     // run` decides for itself: its seeds compute on this thread (see commands/run.ts).
-    if (parsed.command !== 'run') exitOnInterrupt();
+    // audit --watch handles Ctrl-C itself: it stops following and writes the final record.
+    const watching = parsed.command === 'audit' && parsed.auditExtra.watch;
+    if (parsed.command !== 'run' && !watching) exitOnInterrupt();
     switch (parsed.command) {
       case 'help': {
         output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);

@@ -11,6 +11,7 @@ import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
+import { addMetricsOptions, type MetricsCliExtra, metricsExtraOf } from './metricsOptions.js';
 import { parseShard, type Shard } from './shard.js';
 import { terminalColumns } from './terminal.js';
 
@@ -146,7 +147,7 @@ export type ParsedCli =
       /** DuckDB memory limit (`--memory-limit 1GB`); null = DuckDB's default (80% of RAM). */
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
-      auditExtra: AuditCliExtra;
+      auditExtra: AuditCliExtra & MetricsCliExtra;
       /** `--force`: replace a record already in `--out`. */
       force: boolean;
       debug: boolean;
@@ -477,6 +478,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
   addAuditExtraOptions(audit);
+  addMetricsOptions(audit);
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
@@ -503,10 +505,13 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
       force: Boolean(o.force),
-      auditExtra: auditExtraOf({
-        ...o,
-        scaleRewardsGiven: cmd.getOptionValueSource('scaleRewards') === 'cli',
-      }),
+      auditExtra: {
+        ...auditExtraOf({
+          ...o,
+          scaleRewardsGiven: cmd.getOptionValueSource('scaleRewards') === 'cli',
+        }),
+        ...metricsExtraOf(o),
+      },
       debug: debugOf(),
     });
   });

@@ -20,6 +20,8 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
   }
   const lock = p.out ? lockOutputDir(p.out, { flag: '--out', force: p.force }) : null;
   try {
+    // --watch follows the directory until Ctrl-C, then the one-shot audit below writes the record.
+    if (p.auditExtra.watch) await (await import('./auditWatch.js')).watchAudit(p);
     const { runAudit } = await import('../../audit/audit.js');
     const progress = createProgress('audit', !p.json);
     let record: Awaited<ReturnType<typeof runAudit>>;
@@ -45,6 +47,9 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
     } else {
       const { formatAudit } = await import('../../report/summaries/audit.js');
       output.write(`${formatAudit(record)}\n`);
+      const { formatLogComparison } = await import('../../report/summaries/logComparison.js');
+      const extra = formatLogComparison(record);
+      if (extra !== '') output.write(`${extra}\n`);
       if (path) output.write(`\nrecord: ${path}\n`);
     }
     if (record.metrics.bad_rows_skipped) {
