@@ -40,6 +40,8 @@ export type LabErrorCode =
    * differ, seeds missing (usage: the command names records that do not fit it).
    */
   | 'BAD_SEED_RECORD'
+  /** A model checkpoint that is truncated, corrupted, of another format version or for another model. */
+  | 'BAD_CHECKPOINT'
   /** A browser or other external program the command needs is missing. */
   | 'MISSING_DEPENDENCY'
   /** The data engine (DuckDB) ran out of memory under its memory limit (`--memory-limit`). */
@@ -72,6 +74,7 @@ export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>>
   MISSING_COLUMN: 'runtime',
   BAD_VALUE: 'runtime',
   BAD_RECORD: 'runtime',
+  BAD_CHECKPOINT: 'runtime',
   MISSING_DEPENDENCY: 'runtime',
   OUT_OF_MEMORY: 'runtime',
   OUTPUT_LOCKED: 'runtime',

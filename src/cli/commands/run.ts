@@ -94,6 +94,8 @@ async function runExperiment(
   const { places, htmlPath } = runOutputPlaces(p, dir);
   checkOutputPlaces(places);
   const lock = takeOutputDir(p, dir, places[0]?.flag as string);
+  // lines about how the run went that are not results (e.g. a reused checkpoint), shown with the summary
+  const info: string[] = [];
   try {
     let record: RunRecord | MultiSeedRecord;
     if (p.multi) {
@@ -115,7 +117,11 @@ async function runExperiment(
       const progress = createProgress(experiment.name, p.progress);
       try {
         const seed = p.seeds[0] as number;
-        record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+        record = await experiment.run(config, {
+          seed,
+          onProgress: (d, t) => progress.update(d, t),
+          onInfo: (line) => info.push(line),
+        });
       } finally {
         progress.stop();
       }
@@ -131,10 +137,11 @@ async function runExperiment(
     }
     if (p.json) {
       output.write(`${toJson(record)}\n`);
+      for (const line of info) process.stderr.write(`${line}\n`); // stdout stays one JSON document
     } else {
       const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
       mark('formatted');
-      output.write(`${text}\n\nrecord: ${path}\n`);
+      output.write(`${text}\n\n${info.map((line) => `${line}\n`).join('')}record: ${path}\n`);
       output.write(htmlPath ? `report: ${htmlPath}\n` : `${plotHint(path, 'run')}\n`);
     }
     return 0;
