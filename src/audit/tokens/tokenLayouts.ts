@@ -29,8 +29,9 @@ import { basename, extname, join } from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { sqlIdent, sqlString } from '../duckdb.js';
 
-export type TokenPresetName = 'nemo-rl' | 'prime-rl' | 'generic-tokens';
-export const TOKEN_PRESETS: readonly TokenPresetName[] = ['nemo-rl', 'prime-rl', 'generic-tokens'];
+import type { TokenPresetName } from './presetNames.js';
+
+export type { TokenPresetName } from './presetNames.js';
 
 /** Column names for generic-tokens (`--trainer-logprobs`, `--rollout-logprobs`, `--loss-mask`, `--col-step`, `--col-task`). */
 export interface TokenColumns {
