@@ -24,7 +24,9 @@
  *    `vllm_importance_sampling_mode="sequence_mask"`, `vllm_importance_sampling_clip_max=3.0`, no
  *    lower bound: per sequence exp(Σ Δ) (unclamped), 0 when above 3 (trl/trainer/grpo_trainer.py).
  *  - OpenRLHF `vllm_kl` = masked_mean(rollout − old) over all tokens (openrlhf/models/loss.py
- *    PolicyLoss.forward): verl's `kl`.
+ *    PolicyLoss.forward; its masked_mean in openrlhf/models/utils.py divides by Σ mask without
+ *    verl's 1e-8): verl's `kl` up to that epsilon. NeMo-RL's masked_mean (nemo_rl/algorithms/utils.py)
+ *    divides by Σ mask + 1e-8, as verl's does.
  *  - slime `train/train_rollout_logprob_abs_diff`: per-sample mean of |old − rollout| summed over
  *    samples (slime/backends/megatron_utils/loss.py with cp_utils.py sum_of_sample_mean), reported
  *    here divided by the number of sequences (the mean over samples of the per-sample mean).
@@ -219,7 +221,8 @@ export class MismatchAccumulator {
       'trl/sampling/importance_sampling_ratio/min': trl.min,
       'trl/sampling/importance_sampling_ratio/mean': trl.mean,
       'trl/sampling/importance_sampling_ratio/max': trl.max,
-      'openrlhf/vllm_kl': maskedMeanOf(-this.sL, N),
+      // openrlhf/models/utils.py masked_mean: Σ / Σ mask, no epsilon
+      'openrlhf/vllm_kl': -this.sL / N,
       'slime/train/train_rollout_logprob_abs_diff': this.seqAbs / this.rows,
       'skyrl/policy/rollout_train_logprobs_abs_diff_mean': absMean,
       'skyrl/policy/rollout_train_logprobs_abs_diff_std':

@@ -71,7 +71,10 @@ describe('token audit: bad input', () => {
     ],
     [
       'a NaN written by Python',
-      nemoLine([0, -1, -0.5], [0, -1, -0.5], [0, 1, 1]).replace('"prev_logprobs":[[0,-1,-0.5]]', '"prev_logprobs":[[0,NaN,-0.5]]'),
+      nemoLine([0, -1, -0.5], [0, -1, -0.5], [0, 1, 1]).replace(
+        '"prev_logprobs":[[0,-1,-0.5]]',
+        '"prev_logprobs":[[0,NaN,-0.5]]',
+      ),
       /line 2: prev_logprobs is NaN at a loss token \(token 1\)/,
     ],
     [
