@@ -149,6 +149,7 @@ export async function runTokenAudit(
     }
     const quantiles = await quantileRows(db);
     const rounds = await roundRows(db);
+    const tails = await ratioTails(db);
     return buildTokenRecord({
       path,
       options,
@@ -160,6 +161,7 @@ export async function runTokenAudit(
       tasks,
       quantiles,
       rounds,
+      tails,
       bad,
       linesRead,
       wallMs: performance.now() - started,
@@ -234,30 +236,64 @@ interface QuantileRow {
  * spilling beyond the memory limit).
  */
 async function quantileRows(db: DuckSession): Promise<QuantileRow[]> {
-  const a = 'abs(old - roll)';
-  const k3 = '(exp(old - roll) - (old - roll) - 1)';
-  const rows = await db.all(`SELECT step, GROUPING(step) AS all_steps, count(*) AS n,
-      quantile_cont(${a}, 0.99) AS p99_linear
-    FROM mm_good GROUP BY GROUPING SETS ((step), ())`);
-  const out: QuantileRow[] = [];
-  for (const r of rows) {
-    const n = Number(r.n);
+  const values = `SELECT step, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good`;
+  const rows =
+    await db.all(`SELECT step, GROUPING(step) AS all_steps, count(*) AS n, quantile_cont(a, 0.99) AS p99_linear
+    FROM (${values}) GROUP BY GROUPING SETS ((step), ())`);
+  // Exact order statistics in one sort each, per step and overall (partition key NULL = all):
+  // the nearest rank ⌈0.99 n⌉ of |Δ| and the lower median ⌊(n − 1)/2⌋ + 1 of k3.
+  const order = async (col: 'a' | 'k', rank: string) => {
+    const out = new Map<number | null, number>();
+    for (const part of ['step', 'NULL']) {
+      const r = await db.all(`SELECT p, v FROM (
+          SELECT ${part} AS p, ${col} AS v, row_number() OVER (PARTITION BY ${part} ORDER BY ${col}) AS rn,
+            count(*) OVER (PARTITION BY ${part}) AS n FROM (${values}))
+        WHERE rn = ${rank}`);
+      for (const x of r) out.set(x.p === null ? null : Number(x.p), Number(x.v));
+    }
+    return out;
+  };
+  const near = await order('a', 'ceil(0.99 * n)');
+  const med = await order('k', '(n - 1) // 2 + 1');
+  return rows.map((r) => {
     const step = Number(r.all_steps) === 1 ? null : Number(r.step);
-    // nearest rank and the lower median as exact order statistics
-    const where = step === null ? '' : `WHERE step = ${step}`;
-    const kNear = Math.ceil(0.99 * n) - 1;
-    const kMed = Math.floor((n - 1) / 2);
-    const near = await db.all(`SELECT ${a} AS v FROM mm_good ${where} ORDER BY v LIMIT 1 OFFSET ${kNear}`);
-    const med = await db.all(`SELECT ${k3} AS v FROM mm_good ${where} ORDER BY v LIMIT 1 OFFSET ${kMed}`);
-    out.push({
+    return {
       step,
-      n,
+      n: Number(r.n),
       p99Linear: Number(r.p99_linear),
-      p99NearestRank: Number(near[0]?.v),
-      mismatchKlMedian: Number(med[0]?.v),
-    });
-  }
-  return out;
+      p99NearestRank: near.get(step) ?? Number.NaN,
+      mismatchKlMedian: med.get(step) ?? Number.NaN,
+    };
+  });
+}
+
+/** The thresholds of the ratio's tail table (ρ = exp(Δ) above τ, below 1/τ). */
+export const RATIO_TAIL_TAUS: readonly number[] = Object.freeze([
+  1.001, 1.01, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 100,
+]);
+
+/**
+ * The ratio's tail, overall: for each τ, the fraction of loss tokens with ρ > τ, with ρ < 1/τ, and
+ * either (AReaL's two-sided F(τ)); a complementary CDF of |Δ| at Δ = ln τ.
+ */
+async function ratioTails(db: DuckSession): Promise<Record<string, JsonValue>[]> {
+  const cols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
+    `count(*) FILTER (WHERE old - roll > ln(${tau})) AS h${i}`,
+    `count(*) FILTER (WHERE old - roll < -ln(${tau})) AS l${i}`,
+  ]);
+  const r = (await db.all(`SELECT count(*) AS n, ${cols.join(', ')} FROM mm_good`))[0] ?? {};
+  const n = Number(r.n);
+  return RATIO_TAIL_TAUS.map((tau, i) => {
+    const h = Number(r[`h${i}`]);
+    const l = Number(r[`l${i}`]);
+    return {
+      tau,
+      log10_tau: Math.log10(tau),
+      fraction_high: h / n,
+      fraction_low: l / n,
+      fraction_two_sided: (h + l) / n,
+    };
+  });
 }
 
 interface RoundRow {
@@ -299,6 +335,7 @@ interface RecordInput {
   tasks: Map<string, Slice>;
   quantiles: QuantileRow[];
   rounds: RoundRow[];
+  tails: Record<string, JsonValue>[];
   bad: { count: number; examples: TokenBadRow[] };
   linesRead: number;
   wallMs: number;
@@ -354,6 +391,11 @@ function buildTokenRecord(x: RecordInput): RunRecord {
     ...sliceMetrics(overall, qAll),
     sequence_is_length_times_kl: finite(overall.acc.lengthTimesKl()),
   };
+  const tail2 = x.tails.find((r) => r.tau === 2);
+  if (tail2) {
+    metrics.ratio_fraction_above_2 = tail2.fraction_high as number;
+    metrics.ratio_fraction_below_half = tail2.fraction_low as number;
+  }
   const stepKeys = [...x.steps.keys()].sort((a, b) => a - b);
   const byStep: Record<string, JsonValue>[] = stepKeys.map((step) => ({
     step,
@@ -438,6 +480,7 @@ function buildTokenRecord(x: RecordInput): RunRecord {
       mismatch_by_probability: byProb,
       mismatch_by_task: byTask,
       mismatch_by_round: x.rounds as unknown as Record<string, JsonValue>[],
+      ratio_ccdf: x.tails,
       corrections,
       corrections_by_step: correctionsByStep,
       bad_rows: x.bad.examples.map((b) => ({ file: b.file, line: b.line, problem: b.problem })),
@@ -453,6 +496,15 @@ function buildTokenRecord(x: RecordInput): RunRecord {
         table: 'mismatch_by_probability',
         xField: 'lo',
         yFields: ['mean_abs_delta'],
+      },
+      ratio_tail: {
+        title: 'Tail of the ratio ρ = exp(Δ): fraction of loss tokens beyond τ',
+        y: 'fraction of loss tokens',
+        x: 'log10 τ',
+        kind: 'line',
+        table: 'ratio_ccdf',
+        xField: 'log10_tau',
+        yFields: ['fraction_high', 'fraction_low', 'fraction_two_sided'],
       },
     },
     timing: { wall_ms: x.wallMs },
