@@ -179,7 +179,8 @@ export async function listTokenDump(
 export const POSITIVE_LOGPROB_TOLERANCE = 1e-3;
 
 /**
- * The per-line relation of one file: `f, line, step, task, old_l, roll_l, mask_l, start, problem`.
+ * The per-line relation of one file: `f, line, step, task, old_l, roll_l, mask_l, sm (sample mask),
+ * start, mask_name, problem`.
  * `start` is the first 1-based position that can count (NeMo-RL: 2, its loss skips position 0).
  */
 export function lineSql(preset: TokenPresetName, file: TokenFile, index: number, cols: TokenColumns): string {
@@ -190,7 +191,7 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
     return `SELECT ${index} AS f, ordinality AS line, ${file.step} AS step,
         json_extract_string(agent_ref, '$[0].name') AS task,
         prev_logprobs[1] AS old_l, generation_logprobs[1] AS roll_l,
-        list_transform(token_loss_mask[1], x -> x * sample_loss_mask[1]) AS mask_l, 2 AS start,
+        token_loss_mask[1] AS mask_l, sample_loss_mask[1] AS sm, 2 AS start, 'token_loss_mask' AS mask_name,
         CASE
           WHEN prev_logprobs IS NULL AND generation_logprobs IS NULL AND token_loss_mask IS NULL AND sample_loss_mask IS NULL
             THEN 'unreadable line: malformed JSON, not an object, or a field of the wrong type (NaN written by Python is read; a string or object where numbers belong is not)'
@@ -204,7 +205,6 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
           WHEN len(prev_logprobs[1]) <> len(generation_logprobs[1]) OR len(prev_logprobs[1]) <> len(token_loss_mask[1])
             THEN 'arrays of unequal length: prev_logprobs ' || len(prev_logprobs[1]) || ', generation_logprobs ' || len(generation_logprobs[1]) || ', token_loss_mask ' || len(token_loss_mask[1])
           WHEN sample_loss_mask[1] IS NULL OR (sample_loss_mask[1] <> 0 AND sample_loss_mask[1] <> 1) THEN 'sample_loss_mask is not 0 or 1: ' || coalesce(CAST(sample_loss_mask[1] AS VARCHAR), 'null')
-          WHEN len(list_filter(token_loss_mask[1], x -> x IS NULL OR (x <> 0 AND x <> 1))) > 0 THEN 'token_loss_mask is not an array of 0/1'
         END AS problem
       FROM read_json(${src}, format='newline_delimited', ignore_errors=true,
         columns={agent_ref: 'JSON', prev_logprobs: 'DOUBLE[][]', generation_logprobs: 'DOUBLE[][]', token_loss_mask: 'DOUBLE[][]', sample_loss_mask: 'DOUBLE[]'})
@@ -213,7 +213,7 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
   if (preset === 'prime-rl') {
     return `SELECT ${index} AS f, ordinality AS line, ${file.step ?? 'step'} AS step, env_name AS task,
         trainer_logprobs AS old_l, inference_logprobs AS roll_l,
-        list_transform(loss_mask, x -> CASE WHEN x THEN 1.0 ELSE 0.0 END) AS mask_l, 1 AS start,
+        CAST(loss_mask AS DOUBLE[]) AS mask_l, 1.0 AS sm, 1 AS start, 'loss_mask' AS mask_name,
         CASE
           WHEN trainer_logprobs IS NULL AND inference_logprobs IS NULL AND loss_mask IS NULL
             THEN 'unreadable line: malformed JSON, not an object, both log-prob streams missing, or a field of the wrong type'
@@ -223,7 +223,6 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
           WHEN loss_mask IS NULL THEN 'missing loss_mask'
           WHEN len(trainer_logprobs) <> len(inference_logprobs) OR len(trainer_logprobs) <> len(loss_mask)
             THEN 'arrays of unequal length: trainer_logprobs ' || len(trainer_logprobs) || ', inference_logprobs ' || len(inference_logprobs) || ', loss_mask ' || len(loss_mask)
-          WHEN len(list_filter(loss_mask, x -> x IS NULL)) > 0 THEN 'loss_mask holds a null'
           ${file.step === null ? "WHEN step IS NULL THEN 'missing step'" : ''}
         END AS problem
       FROM read_json(${src}, format='newline_delimited', ignore_errors=true,
@@ -248,7 +247,7 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
   const q = (c: string) => c.replaceAll("'", "''");
   return `SELECT ${index} AS f, ordinality AS line, CAST(${s} AS BIGINT) AS step, ${t} AS task,
       CAST(${o} AS DOUBLE[]) AS old_l, CAST(${r} AS DOUBLE[]) AS roll_l,
-      list_transform(CAST(${m} AS DOUBLE[]), x -> x) AS mask_l, 1 AS start,
+      CAST(${m} AS DOUBLE[]) AS mask_l, 1.0 AS sm, 1 AS start, '${q(cols.mask)}' AS mask_name,
       CASE
         WHEN ${o} IS NULL AND ${r} IS NULL THEN 'both log-prob streams are missing (${q(cols.trainer)}, ${q(cols.rollout)}) or the line is unreadable'
         WHEN ${o} IS NULL THEN 'missing ${q(cols.trainer)} (trainer log-probs)'
@@ -257,7 +256,6 @@ export function lineSql(preset: TokenPresetName, file: TokenFile, index: number,
         WHEN ${s} IS NULL OR ${s} <> floor(${s}) THEN 'missing or non-integer ${q(cols.step)} (step)'
         WHEN len(${o}) <> len(${r}) OR len(${o}) <> len(${m})
           THEN 'arrays of unequal length: ${q(cols.trainer)} ' || len(${o}) || ', ${q(cols.rollout)} ' || len(${r}) || ', ${q(cols.mask)} ' || len(${m})
-        WHEN len(list_filter(CAST(${m} AS DOUBLE[]), x -> x IS NULL OR (x <> 0 AND x <> 1))) > 0 THEN '${q(cols.mask)} is not an array of 0/1'
       END AS problem
     FROM ${from}`;
 }
@@ -286,14 +284,19 @@ export function tokenSql(
      WHEN isnan(${v}) THEN '${name} is NaN at a loss token (token ' || (t - 1) || ')'
      WHEN isinf(${v}) THEN '${name} is ' || CAST(${v} AS VARCHAR) || ' at a loss token (token ' || (t - 1) || ')'
      WHEN ${v} > ${POSITIVE_LOGPROB_TOLERANCE} THEN '${name} is positive (' || CAST(${v} AS VARCHAR) || ') at a loss token (token ' || (t - 1) || '); a log-prob is <= 0'`;
+  // Line problems first; then per token: the mask must be 0/1 everywhere, and the log-probs must
+  // be finite and <= the tolerance where the token counts (mask · sample mask ≠ 0, t >= start).
   return `SELECT f, line, step, task, t, old, roll,
-      coalesce(problem, CASE ${check('old', names.old)} ${check('roll', names.roll)} END) AS problem
+      coalesce(problem, CASE
+        WHEN m IS NULL OR (m <> 0 AND m <> 1) THEN mask_name || ' is not 0/1 at token ' || (t - 1) || ': ' || coalesce(CAST(m AS VARCHAR), 'null')
+        WHEN m * sm = 0 OR t < start THEN NULL
+        ${check('old', names.old)} ${check('roll', names.roll)} END) AS problem
     FROM (
-      SELECT f, line, step, task, problem, start,
-        unnest(CASE WHEN problem IS NULL THEN range(1, len(old_l) + 1) ELSE [NULL::BIGINT] END) AS t,
+      SELECT CAST(f AS INTEGER) AS f, CAST(line AS INTEGER) AS line, step, task, problem, start, sm, mask_name,
+        unnest(CASE WHEN problem IS NULL THEN range(1, len(old_l) + 1) ELSE [NULL::BIGINT] END)::INTEGER AS t,
         unnest(CASE WHEN problem IS NULL THEN old_l ELSE [NULL::DOUBLE] END) AS old,
         unnest(CASE WHEN problem IS NULL THEN roll_l ELSE [NULL::DOUBLE] END) AS roll,
         unnest(CASE WHEN problem IS NULL THEN mask_l ELSE [NULL::DOUBLE] END) AS m
       FROM (${lines}))
-    WHERE problem IS NOT NULL OR (m <> 0 AND t >= start)`;
+    WHERE problem IS NOT NULL OR m IS NULL OR (m <> 0 AND m <> 1) OR (m * sm <> 0 AND t >= start)`;
 }
