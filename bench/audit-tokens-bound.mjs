@@ -24,6 +24,8 @@ const sql = `
 const instance = await DuckDBInstance.create(':memory:');
 const connection = await instance.connect();
 const reader = await connection.runAndReadAll(sql);
-process.stdout.write(`${JSON.stringify(reader.getRowObjectsJS(), (_, v) => (typeof v === 'bigint' ? Number(v) : v))}\n`);
+process.stdout.write(
+  `${JSON.stringify(reader.getRowObjectsJS(), (_, v) => (typeof v === 'bigint' ? Number(v) : v))}\n`,
+);
 connection.closeSync();
 instance.closeSync();

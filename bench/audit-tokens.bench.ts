@@ -10,7 +10,7 @@
  * extrapolation to 100M, and the peak RSS at both sizes (it should not grow with the dump).
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, statSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ function writeLine(out: ReturnType<typeof createWriteStream>, line: string): Pro
 }
 
 /** Writes the dump (once: a complete dump is reused) and returns its number of loss tokens. */
-async function generate(dir: string, lossTokens: number): Promise<void> {
+export async function generate(dir: string, lossTokens: number): Promise<void> {
   if (existsSync(join(dir, 'complete'))) return;
   await mkdir(dir, { recursive: true });
   const rng = new Rng(7);
@@ -95,7 +95,12 @@ function measure(args: string[]): Measured {
   const rssKb = /Maximum resident set size \(kbytes\): (\d+)/.exec(out.stderr ?? '')?.[1];
   const cpu = (label: string) =>
     Number(new RegExp(`${label} time \\(seconds\\): ([\\d.]+)`).exec(out.stderr ?? '')?.[1] ?? 0);
-  return { ms, rssMb: rssKb ? Number(rssKb) / 1024 : null, cpuS: cpu('User') + cpu('System'), stdout: out.stdout };
+  return {
+    ms,
+    rssMb: rssKb ? Number(rssKb) / 1024 : null,
+    cpuS: cpu('User') + cpu('System'),
+    stdout: out.stdout,
+  };
 }
 
 function dumpBytes(dir: string): number {
@@ -106,7 +111,8 @@ function dumpBytes(dir: string): number {
 
 export async function run(): Promise<BenchRow[]> {
   const cli = process.env.LABS_AUDIT_CLI ?? join(root, 'dist', 'cli', 'main.js');
-  if (!existsSync(cli)) throw new Error('bench/audit-tokens: run `npm run build` first (needs dist/cli/main.js)');
+  if (!existsSync(cli))
+    throw new Error('bench/audit-tokens: run `npm run build` first (needs dist/cli/main.js)');
   const bound = join(root, 'bench', 'audit-tokens-bound.mjs');
   const rows: BenchRow[] = [];
   const sizes = (process.env.LABS_AUDIT_TOKENS ?? '1000000,10000000').split(',').map(Number);
@@ -138,8 +144,10 @@ export async function run(): Promise<BenchRow[]> {
     const record = JSON.parse(labs[0]?.stdout ?? '{}') as { metrics: Record<string, number> };
     const sqlOut = JSON.parse(sql[0]?.stdout ?? '[{}]')[0] as Record<string, number>;
     const tokens = record.metrics.loss_tokens as number;
-    if (sqlOut.n !== tokens) throw new Error(`bench/audit-tokens: SQL counted ${sqlOut.n} loss tokens, labs ${tokens}`);
-    const rel = Math.abs((record.metrics['rollout_corr/k3_kl'] as number) - sqlOut.k3) / Math.abs(sqlOut.k3);
+    if (sqlOut.n !== tokens)
+      throw new Error(`bench/audit-tokens: SQL counted ${sqlOut.n} loss tokens, labs ${tokens}`);
+    const k3 = sqlOut.k3 as number;
+    const rel = Math.abs((record.metrics['rollout_corr/k3_kl'] as number) - k3) / Math.abs(k3);
     const peak = (ms: Measured[]) => Math.max(...ms.map((m) => m.rssMb ?? 0));
     const msLabs = median(labs.map((m) => m.ms));
     const nsPerToken = (msLabs * 1e6) / tokens;

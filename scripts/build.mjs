@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `npm run build` (and `prepare`, so `npm ci` builds too). Into one directory (default dist/):
+// `npm run build` (also run by `npm test` before the tests, as pretest, and by `npm pack`/`npm publish`
+// as prepack; not by `prepare`, which npm flags as an install script in every project that installs
+// the package). Into one directory (default dist/):
 // 1. tsc: the library (dist/index.js and its modules) with declarations; src/cli is left to esbuild;
 // 2. esbuild: the CLI (src/cli/main.ts and everything it imports, zod and commander included) as one
 //    CommonJS function in dist/cli/labs.bundle.js; its last line carries a hash of its text;

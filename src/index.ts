@@ -125,6 +125,37 @@ export {
   rolloutIsWeights,
   rolloutRejectionMask,
 } from './core/rolloutCorrection.js';
+// ── Other frameworks' training–inference corrections (TRL, OpenRLHF), one comparable summary ────
+export {
+  TRL_VLLM_IS_DEFAULTS,
+  TRL_VLLM_IS_MODES,
+  type TrlVllmIsMode,
+  type TrlVllmIsOptions,
+  trlVllmImportanceSampling,
+} from './core/trlVllmIs.js';
+export {
+  OPENRLHF_IS_CORRECTION_TYPES,
+  OPENRLHF_IS_DEFAULTS,
+  type OpenRlhfIsCorrectionType,
+  type OpenRlhfIsOptions,
+  openrlhfVllmImportanceSampling,
+} from './core/openrlhfVllmIs.js';
+export {
+  type CorrectionOutOptions,
+  type CorrectionSummary,
+  correctionSummary,
+  type FrameworkCorrectionResult,
+} from './core/correctionSummary.js';
+export {
+  type CorrectionFramework,
+  EXTRA_CORRECTION_MODES,
+  type ExtraCorrectionMode,
+  type ExtraCorrectionPairParam,
+  type ExtraCorrectionParam,
+  extraCorrectionLabel,
+  findExtraCorrectionMode,
+  resolveExtraCorrectionParams,
+} from './core/extraCorrectionModes.js';
 export { type ValueLossInputs, type ValueLossResult, valueLoss } from './core/valueLoss.js';
 export {
   computeEntropyLoss,
@@ -200,6 +231,45 @@ export {
   ratioStats,
   ratioStatsByLag,
 } from './core/lagStats.js';
+
+// ── Training–inference mismatch: number formats, truncated sampling, an inference engine ───────
+export {
+  type OverflowMode,
+  PRECISION_NAMES,
+  PRECISION_SPECS,
+  type PrecisionFormat,
+  type PrecisionSpec,
+  parsePrecision,
+  type RoundOptions,
+  roundArrayToPrecision,
+  roundToPrecision,
+} from './core/precision.js';
+
+export {
+  sampleTruncated,
+  type TruncatedSample,
+  type TruncationOptions,
+  truncatedLogProbs,
+  truncationMask,
+} from './policy/truncatedSampling.js';
+
+export {
+  EngineAgent,
+  EngineWeightSync,
+  InferenceEngine,
+  type InferenceEngineOptions,
+} from './policy/inferenceEngine.js';
+
+export {
+  PRIME_RL_TOKEN_EXPORT_KEYS,
+  primeRlTokenExportLine,
+  primeRlTokenExportLines,
+  type TokenExportOptions,
+  type BatchExportColumns,
+  type TokenExportSequence,
+  tokenExportSequences,
+  writePrimeRlTokenExportStep,
+} from './report/primeRlTokenExport.js';
 
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';

@@ -75,8 +75,13 @@ describe('README', () => {
         blocks[blocks.length - 1]?.push(line.slice(4));
       } else if (line.trim() !== '') open = false;
     }
-    // wall times differ run to run: `(162 ms)`, `4 step(s), 0.946 s)`
-    const normalise = (line: string) => line.trimEnd().replace(/[\d.]+ m?s\)/g, 'TIME)');
+    // wall times differ run to run: `(162 ms)`, `4 step(s), 0.946 s)`; so does the run directory's
+    // time stamp: `runs/agent__7__2026-12-02T22-01-36-951Z/` reads `runs/agent__7__<time>/`
+    const normalise = (line: string) =>
+      line
+        .trimEnd()
+        .replace(/[\d.]+ m?s\)/g, 'TIME)')
+        .replace(/__\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z\//g, '__<time>/');
     let outputs: string[] = [];
 
     beforeAll(async () => {

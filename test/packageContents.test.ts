@@ -1,8 +1,11 @@
 // What the package ships: every runtime dependency is used, every module under src/ is reachable
 // from the entry points (so nothing test-only is built into dist/), and no module exports a value
 // nobody uses.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 
 function walk(dir: string): string[] {
@@ -78,5 +81,56 @@ describe('package contents', () => {
       }
     }
     expect(unused).toEqual([]);
+  });
+});
+
+/** The text of `path` inside a .tgz (ustar entries: 512-byte headers, name, octal size, prefix). */
+function fileInTarball(tgz: string, path: string): string | null {
+  const tar = gunzipSync(readFileSync(tgz));
+  const field = (at: number, len: number) =>
+    tar
+      .subarray(at, at + len)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const name = field(at, 100);
+    if (name === '') break;
+    const prefix = field(at + 345, 155);
+    const size = Number.parseInt(field(at + 124, 12).trim() || '0', 8);
+    if ((prefix ? `${prefix}/${name}` : name) === path) {
+      return tar.subarray(at + 512, at + 512 + size).toString('utf8');
+    }
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return null;
+}
+
+describe('the packed package', () => {
+  // Installing the tarball into another project used to print npm's install-script warning
+  // ('1 package has install scripts not yet covered by allowScripts: ... (prepare: npm run build)'):
+  // npm counts a dependency's prepare like its preinstall, install and postinstall. The build runs
+  // before packing (prepack) and before the tests (pretest), neither of which npm runs or flags
+  // when the package is installed.
+  it('has no install-time script, and builds dist/ before packing and before npm test', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'labs-pack-'));
+    try {
+      // --ignore-scripts: pack the dist/ already built (npm test builds it first), in a second
+      const res = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+        encoding: 'utf8',
+      });
+      expect(res.status, res.stderr).toBe(0);
+      const [info] = JSON.parse(res.stdout) as { filename: string; files: { path: string }[] }[];
+      const paths = new Set(info?.files.map((f) => f.path));
+      for (const p of ['dist/cli/main.js', 'dist/index.js', 'package.json']) expect(paths).toContain(p);
+      const packed = JSON.parse(
+        fileInTarball(join(dir, info?.filename as string), 'package/package.json') ?? 'null',
+      ) as { scripts: Record<string, string> };
+      const installTime = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'];
+      expect(Object.keys(packed.scripts).filter((s) => installTime.includes(s))).toEqual([]);
+      expect(packed.scripts.prepack).toBe('npm run build');
+      expect(packed.scripts.pretest).toBe('npm run build');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

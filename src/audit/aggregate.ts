@@ -40,7 +40,8 @@ export interface TokenCounts {
 export interface StepStats extends KindCounts {
   step: number;
   rows: number;
-  rewardSum: number;
+  /** Mean reward of the step's rows (0 for none); a sum of finite rewards can overflow, a mean not. */
+  rewardMean: number;
   correct: number;
   truncated: number;
   tokens: TokenCounts;
@@ -49,7 +50,7 @@ export interface StepStats extends KindCounts {
 export interface TaskStats extends KindCounts {
   tid: number;
   samples: number;
-  rewardSum: number;
+  rewardMean: number;
   correct: number;
   /** Samples in zero-variance groups (their advantage is exactly 0 under group-mean conventions). */
   wastedSamples: number;
@@ -70,7 +71,7 @@ export interface AuditAggregate {
   rows: number;
   kinds: KindCounts;
   correct: number;
-  rewardSum: number;
+  rewardMean: number;
   steps: StepStats[];
   tasks: TaskStats[];
   /** Task id -> task text (the SQL path; the row path leaves it empty). */
@@ -80,12 +81,12 @@ export interface AuditAggregate {
   /** Groups whose rows carry more than one task (a mis-set group label). */
   mixedTaskGroups: number;
   tokens: TokenCounts | null;
-  /** Truncated samples, how many of them are correct, and their summed reward. */
+  /** Truncated samples, how many of them are correct, and their mean reward (0 for none). */
   truncation: {
     rows: number;
     truncated: number;
     truncatedCorrect: number;
-    truncatedRewardSum: number;
+    truncatedMeanReward: number;
   } | null;
   advantageCheck: AdvantageCheck | null;
 }

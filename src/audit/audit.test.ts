@@ -204,6 +204,31 @@ describe('labs audit: generic preset', () => {
   });
 });
 
+describe('labs audit: thresholds', () => {
+  it('refuses a pass value at or below the fail value instead of misclassifying groups', async () => {
+    // before: passValue 0, failValue 1 ran and counted the all-right group as all_wrong
+    const file = join(dir, 'thresholds.jsonl');
+    await writeJsonl(file, [
+      { step: 1, group: 'g', task: 't', reward: 1 },
+      { step: 1, group: 'g', task: 't', reward: 1 },
+    ]);
+    for (const [passValue, failValue] of [
+      [0, 1],
+      [0.5, 0.5],
+    ] as const) {
+      const e = await auditError(runAudit(file, { passValue, failValue }));
+      expect(e.code).toBe('BAD_ARGUMENT');
+      expect(e.message).toMatch(
+        new RegExp(`^passValue ${passValue} must be greater than failValue ${failValue}`),
+      );
+    }
+    for (const passValue of [Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect((await auditError(runAudit(file, { passValue }))).code).toBe('BAD_ARGUMENT');
+    }
+    expect((await runAudit(file)).metrics.all_right_groups).toBe(1);
+  });
+});
+
 describe('labs audit: verl preset', () => {
   it('a directory of <step>.jsonl files; group = (step, input); extras ignored', async () => {
     const d = join(dir, 'verl');
@@ -290,6 +315,51 @@ describe('labs audit: verl preset', () => {
       ]);
     },
   );
+
+  it('a UTF-8 byte order mark at the start of a file is skipped, and lines keep their numbers', async () => {
+    // before: '1.jsonl line 1: malformed JSON' (DuckDB's read_json refuses a BOM)
+    const d = join(dir, 'verl-bom');
+    await mkdir(d);
+    const rows = (step: number) => [
+      { input: 'q', output: 'a', score: 1, step },
+      { input: 'q', output: 'b', score: 0, step },
+      { input: 'r', output: 'c', score: 1, step },
+      { input: 'r', output: 'd', score: 1, step },
+    ];
+    const text = (step: number) =>
+      `${rows(step)
+        .map((r) => JSON.stringify(r))
+        .join('\n')}\n`;
+    await writeFile(join(d, '1.jsonl'), text(1));
+    await writeFile(join(d, '2.jsonl'), `\uFEFF${text(2)}`);
+    const rec = await runAudit(d, { preset: 'verl' });
+    const plain = [...rows(1), ...rows(2)].map((r) => ({
+      step: r.step,
+      group: r.input,
+      task: r.input,
+      reward: r.score,
+    }));
+    expectMatchesGroupby(rec, plain);
+    // the same numbers as the file without its BOM
+    await writeFile(join(dir, 'bom-single.jsonl'), `\uFEFF${text(1)}`);
+    await writeFile(join(dir, 'no-bom-single.jsonl'), text(1));
+    const a = await runAudit(join(dir, 'bom-single.jsonl'), { preset: 'verl' });
+    const b = await runAudit(join(dir, 'no-bom-single.jsonl'), { preset: 'verl' });
+    expect(a.metrics).toEqual(b.metrics);
+    expect(a.tables.per_task).toEqual(b.tables.per_task);
+    // a bad line after a BOM is still named by its physical line, as a parse error
+    await writeFile(join(d, '2.jsonl'), `\uFEFF${text(2)}{"input":"q" "score":1}\n`);
+    const e = await auditError(runAudit(d, { preset: 'verl' }));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/2\.jsonl line 5: malformed JSON/);
+    const skipped = await runAudit(d, { preset: 'verl', skipBadRows: true });
+    expect(skipped.metrics).toMatchObject({ rows: 8, bad_rows_skipped: 1 });
+    // a BOM on a later line is not the start of a file: that line is malformed
+    await writeFile(join(d, '2.jsonl'), `${text(2)}\uFEFF${JSON.stringify(rows(2)[0])}\n`);
+    expect((await auditError(runAudit(d, { preset: 'verl' }))).message).toMatch(
+      /2\.jsonl line 5: malformed JSON/,
+    );
+  });
 
   it('a duplicated key is refused with its line, and skipped and counted with --skip-bad-rows', async () => {
     const file = join(dir, 'dup-key.jsonl');
@@ -562,6 +632,178 @@ describe('labs audit: trl preset', () => {
     const e = await auditError(runAudit(d, { preset: 'trl' }));
     expect(e.code).toBe('MISSING_COLUMN');
     expect(e.message).toMatch(/completions_00002\.parquet: column 'prompt'/);
+  });
+});
+
+describe('labs audit: inputs the engine used to report raw (issue 25, item 11)', () => {
+  const line = (o: object) => Buffer.from(`${JSON.stringify(o)}\n`);
+  const row = (step: number | string, group: string, reward: number, extra: object = {}) =>
+    line({ step, group, task: `task ${group}`, reward, ...extra });
+
+  it('bytes that are not UTF-8 are named at their physical line, and skipped with --skip-bad-rows', async () => {
+    // before: DuckDB's 'line 4' for a bad byte on line 3, and with --skip-bad-rows an error
+    // suggesting read_blob
+    const d = join(dir, 'not-utf8');
+    await mkdir(d);
+    await writeFile(join(d, '1.jsonl'), Buffer.concat([row(1, 'a', 1), row(1, 'a', 0)]));
+    const bad = Buffer.from('{"step":2,"group":"a","task":"t\xff\xfe","reward":0}\n', 'latin1');
+    await writeFile(
+      join(d, '2.jsonl'),
+      Buffer.concat([row(2, 'a', 1), Buffer.from('\n'), bad, row(2, 'a', 0), row(2, 'é', 1), row(2, 'é', 1)]),
+    );
+    const e = await auditError(runAudit(d));
+    expect(e.code).toBe('PARSE_ERROR');
+    expect(e.message).toMatch(/2\.jsonl line 3: not valid UTF-8 text; use --skip-bad-rows/);
+    expect(e.details).toMatchObject({ line: 3 });
+    const rec = await runAudit(d, { skipBadRows: true });
+    expect(rec.metrics).toMatchObject({ rows: 6, bad_rows_skipped: 1, groups: 3, all_right_groups: 1 });
+    expect(rec.tables.bad_rows).toEqual([
+      expect.objectContaining({ line: 3, problem: 'not valid UTF-8 text' }),
+    ]);
+    // the valid multi-byte text of the other lines is kept as it is
+    expect((rec.tables.per_task as Record<string, JsonValue>[]).map((t) => t.task).sort()).toEqual([
+      'task a',
+      'task é',
+    ]);
+  });
+
+  it('a step or token count beyond 2^53 is a bad value at its line, not an engine cast error', async () => {
+    // before: 'Conversion Error: ... when casting from source column step_d'
+    const file = join(dir, 'huge-step.jsonl');
+    await writeFile(file, Buffer.concat([row(1, 'a', 1), row(1e23, 'a', 0), row(1, 'a', 0)]));
+    const e = await auditError(runAudit(file));
+    expect(e.code).toBe('BAD_VALUE');
+    expect(e.message).toMatch(/huge-step\.jsonl line 2: step is not an integer/);
+    expect(e.message).not.toMatch(/step_d/);
+    const rec = await runAudit(file, { skipBadRows: true });
+    expect(rec.metrics).toMatchObject({ rows: 2, bad_rows_skipped: 1 });
+    const tokens = join(dir, 'huge-tokens.jsonl');
+    await writeFile(
+      tokens,
+      Buffer.concat([
+        row(1, 'a', 1, { action_tokens: 3, env_tokens: 0 }),
+        row(1, 'a', 0, { action_tokens: 1e23, env_tokens: 0 }),
+      ]),
+    );
+    const t = await auditError(runAudit(tokens));
+    expect(t.code).toBe('BAD_VALUE');
+    expect(t.message).toMatch(/huge-tokens\.jsonl line 2: action_tokens is not a non-negative integer/);
+    // 2^53 itself is still an integer a float64 holds exactly
+    await writeFile(file, Buffer.concat([row(2 ** 53, 'a', 1), row(2 ** 53, 'a', 0)]));
+    expect((await runAudit(file)).tables.steps).toEqual([expect.objectContaining({ step: 2 ** 53 })]);
+  });
+
+  it('rewards of +-1e300 get their right population std under --zero-std-tol', async () => {
+    // before: 'internal error: Out of Range Error: STDDEV_POP is out of range!'
+    const file = join(dir, 'huge-rewards.jsonl');
+    await writeFile(
+      file,
+      Buffer.concat([
+        row(1, 'a', 1e300),
+        row(1, 'a', -1e300), // std 1e300, range 2e300
+        row(1, 'b', 1e300),
+        row(1, 'b', 1e300), // exact
+        row(1, 'c', 1e300),
+        row(1, 'c', 1.5e300), // std 0.25e300, range 0.5e300
+        row(1, 'd', -1e300),
+        row(1, 'd', 1e300),
+        row(1, 'd', 1e300), // std sqrt(8)/3 * 1e300 (about 0.943e300), range 2e300
+      ]),
+    );
+    const upTo = async (tol: number) => {
+      const m = (await runAudit(file, { zeroStdTol: tol })).metrics;
+      expect(m.zero_variance_groups).toBe(1);
+      return [m.zero_variance_only_up_to_tol_std, m.zero_variance_only_up_to_tol_range];
+    };
+    expect(await upTo(0.24e300)).toEqual([0, 0]);
+    expect(await upTo(0.26e300)).toEqual([1, 0]);
+    expect(await upTo(0.5e300)).toEqual([1, 1]);
+    expect(await upTo(0.94e300)).toEqual([1, 1]);
+    expect(await upTo(0.95e300)).toEqual([2, 1]);
+    expect(await upTo(1e300)).toEqual([3, 1]);
+    expect(await upTo(2e300)).toEqual([3, 3]);
+    // TRL's recomputed advantage (sample std) over such rewards: (r - mean) / (std + 1e-4)
+    const d = join(dir, 'trl-huge');
+    await mkdir(d);
+    await writeParquet(
+      join(d, 'completions_00001.parquet'),
+      `SELECT * FROM (VALUES ${sqlValues([
+        [1, 'p', 'c1', 1e300, Math.SQRT1_2],
+        [1, 'p', 'c2', -1e300, -0.7],
+        [1, 'q', 'c3', 1e300, 0],
+        [1, 'q', 'c4', 1e300, 0],
+      ])}) t(step, prompt, completion, r1, advantage)`,
+    );
+    const trl = await runAudit(d, { preset: 'trl' });
+    expect(trl.metrics).toMatchObject({ logged_advantages_compared: 4, logged_advantages_differing: 1 });
+    expect(trl.metrics.logged_advantage_max_abs_diff as number).toBeCloseTo(Math.SQRT1_2 - 0.7, 12);
+    expect(trl.metrics.mean_reward).toBe(5e299);
+  });
+
+  it('rewards near the float64 limit have their finite mean, not Infinity or NaN', async () => {
+    // before: mean_reward "Infinity" (the sum of 1.5e308 + 1.5e308 overflows), or NaN once +Inf
+    // and -Inf met; the mean of finite rewards is finite
+    const file = join(dir, 'near-max-rewards.jsonl');
+    const t = { truncated: true };
+    const f = { truncated: false };
+    await writeFile(
+      file,
+      Buffer.concat([
+        row(1, 'a', 1.5e308, t),
+        row(1, 'a', 1.5e308, t),
+        row(1, 'b', 1.5e308, t),
+        row(1, 'b', 1e308, f),
+        row(2, 'c', -1.5e308, f),
+        row(2, 'c', -1.5e308, f),
+        row(2, 'c', 1e-300, f),
+      ]),
+    );
+    const rec = await runAudit(file);
+    // within a few ulp of the exact mean (the sums' order is DuckDB's)
+    const near = (got: JsonValue | undefined, want: number) =>
+      expect(Math.abs((got as number) - want) / Math.abs(want)).toBeLessThan(1e-15);
+    near(rec.metrics.mean_reward, (4.5 + 1 - 3) * (1e308 / 7)); // sum 2.5e308 over 7
+    const steps = rec.tables.steps as Record<string, JsonValue>[];
+    near(steps[0]?.mean_reward, 1.375e308);
+    near(steps[1]?.mean_reward, -1e308);
+    near(rec.metrics.truncated_mean_reward, 1.5e308);
+    const tasks = rec.tables.per_task as Record<string, JsonValue>[];
+    near(tasks.find((x) => x.task === 'task a')?.mean_reward, 1.5e308);
+    near(tasks.find((x) => x.task === 'task c')?.mean_reward, -1e308);
+    // tiny rewards keep their plain sum: nothing is lost to the scaling
+    const tiny = join(dir, 'tiny-rewards.jsonl');
+    await writeFile(tiny, Buffer.concat([row(1, 'a', 1e-300), row(1, 'a', 3e-300)]));
+    expect((await runAudit(tiny)).metrics.mean_reward).toBe((1e-300 + 3e-300) / 2);
+  });
+
+  it('a reward distribution spanning more than the float64 range gets finite bins', async () => {
+    // before: 'internal error: Binder Error: Referenced column "Infinity" not found' (max - min
+    // overflows, so the bin width was Infinity)
+    const file = join(dir, 'wide-rewards.jsonl');
+    await writeFile(
+      file,
+      Buffer.concat(Array.from({ length: 21 }, (_, i) => row(1, `g${i % 3}`, (i - 10) * 1.5e307))),
+    );
+    const bins = (await runAudit(file)).tables.reward_distribution as Record<string, number>[];
+    expect(bins).toHaveLength(10);
+    expect(bins.reduce((n, b) => n + (b.samples as number), 0)).toBe(21);
+    expect(bins[0]?.bin_lo).toBe(-1.5e308);
+    expect(bins.at(-1)?.bin_hi).toBe(1.5e308);
+    // width 3e307: two rewards per bin, three in the last (its upper edge included)
+    expect(bins.map((b) => b.samples)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2, 3]);
+    for (const b of bins) expect(Number.isFinite(b.bin_lo) && Number.isFinite(b.bin_hi)).toBe(true);
+  });
+
+  it('running out of memory under memoryLimit is its own error naming the limit', async () => {
+    // before: PARSE_ERROR 'reading the dump: Out of Memory Error: ...'
+    const e = await auditError(
+      runAudit(fileURLToPath(new URL('../../examples/generic-rollouts.jsonl', import.meta.url)), {
+        memoryLimit: '1KB',
+      }),
+    );
+    expect(e.code).toBe('OUT_OF_MEMORY');
+    expect(e.message).toMatch(/memory limit 1KB/);
+    expect(LAB_ERROR_KIND[e.code]).toBe('runtime');
   });
 });
 

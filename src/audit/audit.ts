@@ -96,6 +96,7 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
   const opts: AuditOptions = { ...AUDIT_DEFAULTS, ...options };
   const preset = auditPreset(opts.preset);
   const mapping = resolveColumns(preset, opts.columns, opts.reward);
+  checkThresholds(opts.passValue, opts.failValue);
   checkTrlOptions(opts, preset.grouping);
   checkZeroStdTol(opts.zeroStdTol);
   const dump = await listDumpFiles(path, preset);
@@ -149,6 +150,31 @@ export async function runAudit(path: string, options: Partial<AuditOptions> = {}
     return record;
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The thresholds: finite, and pass > fail. With pass < fail every all-right group would be counted
+ * all_wrong (the all_wrong test comes first); with pass == fail an all-equal group at that value would
+ * be all_wrong while each of its samples counts as correct (reward >= pass). Neither is meaningful.
+ */
+export function checkThresholds(passValue: number, failValue: number): void {
+  for (const [field, v] of [
+    ['passValue', passValue],
+    ['failValue', failValue],
+  ] as const) {
+    if (!Number.isFinite(v)) {
+      throw new LabError('BAD_ARGUMENT', `${field}: expected a finite number, got ${v}`, {
+        details: { field, value: v },
+      });
+    }
+  }
+  if (!(passValue > failValue)) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `passValue ${passValue} must be greater than failValue ${failValue}: an all-equal group at or above the pass value is all_right, at or below the fail value all_wrong`,
+      { details: { field: 'passValue', passValue, failValue } },
+    );
   }
 }
 
@@ -263,7 +289,7 @@ function buildRecord(
     steps: agg.steps.length,
     ...kindMetrics(agg.kinds),
     wasted_samples: agg.tasks.reduce((s, t) => s + t.wastedSamples, 0),
-    mean_reward: ratio(agg.rewardSum, agg.rows),
+    mean_reward: agg.rewardMean,
     correct_fraction: ratio(agg.correct, agg.rows),
     tasks: agg.tasks.length,
     tasks_always_solved: agg.tasks.filter((t) => solveStatus(t) === 'always solved').length,
@@ -280,7 +306,7 @@ function buildRecord(
     metrics.truncated_samples = agg.truncation.truncated;
     metrics.truncated_fraction = ratio(agg.truncation.truncated, agg.truncation.rows);
     metrics.truncated_correct_samples = agg.truncation.truncatedCorrect;
-    metrics.truncated_mean_reward = ratio(agg.truncation.truncatedRewardSum, agg.truncation.truncated);
+    metrics.truncated_mean_reward = agg.truncation.truncatedMeanReward;
   }
   if (agg.tokens) {
     const t = agg.tokens;
@@ -312,7 +338,7 @@ function buildRecord(
         all_right_groups: t.all_right,
         singleton_groups: t.singleton,
         mixed_groups: t.mixed,
-        mean_reward: ratio(t.rewardSum, t.samples),
+        mean_reward: t.rewardMean,
         solve_rate: ratio(t.correct, t.samples),
         status: solveStatus(t),
         wasted_samples: t.wastedSamples,
@@ -336,7 +362,7 @@ function buildRecord(
       zero_variance_fraction: ratio(zv, s.groups),
       all_wrong_fraction: ratio(s.all_wrong, s.groups),
       all_right_fraction: ratio(s.all_right, s.groups),
-      mean_reward: ratio(s.rewardSum, s.rows),
+      mean_reward: s.rewardMean,
       correct_fraction: ratio(s.correct, s.rows),
     };
     if (agg.truncation) row.truncated_fraction = ratio(s.truncated, s.rows);

@@ -41,6 +41,24 @@ export function duckError(e: unknown, what: string, code: 'IO_ERROR' | 'PARSE_ER
   return new LabError(code, `${what}: ${message.split('\n')[0]?.trim() ?? message}`, { cause: e });
 }
 
+/**
+ * DuckDB's 'Out of Memory Error' as OUT_OF_MEMORY naming the memory limit (`--memory-limit`, or
+ * DuckDB's default of 80% of RAM); null for any other error. Not a parse error: the dump may be fine.
+ */
+export function outOfMemoryError(e: unknown, memoryLimit: string | undefined): LabError | null {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof LabError || !/Out of Memory Error/i.test(message)) return null;
+  const limit =
+    memoryLimit === undefined
+      ? "DuckDB's default memory limit (80% of RAM)"
+      : `the memory limit ${memoryLimit}`;
+  return new LabError(
+    'OUT_OF_MEMORY',
+    `DuckDB ran out of memory under ${limit} (${message.split('\n')[0]?.trim()}); give a larger --memory-limit`,
+    { cause: e, details: { field: '--memory-limit', memoryLimit: memoryLimit ?? null } },
+  );
+}
+
 /** Quotes a string as a SQL literal ('it''s'). */
 export function sqlString(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
@@ -66,22 +84,34 @@ export async function openDuckSession(options: DuckSessionOptions = {}): Promise
   if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
   const instance = await mod.DuckDBInstance.create(':memory:', config);
   const connection = await instance.connect();
+  const limit = options.memoryLimit;
+  // Every statement: DuckDB's out-of-memory becomes OUT_OF_MEMORY, whatever step of the audit met it.
+  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (e) {
+      throw outOfMemoryError(e, limit) ?? e;
+    }
+  };
   return {
-    async all(sql) {
-      const reader = await connection.runAndReadAll(sql);
-      return reader.getRowObjectsJS() as Record<string, unknown>[];
-    },
-    async exec(sql) {
-      await connection.run(sql);
-    },
-    async stream(sql, onChunk) {
-      const result = await connection.stream(sql);
-      for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        onChunk({ rowCount: chunk.rowCount, column: (i) => chunk.getColumnVector(i) });
-      }
-    },
+    all: (sql) =>
+      guarded(async () => {
+        const reader = await connection.runAndReadAll(sql);
+        return reader.getRowObjectsJS() as Record<string, unknown>[];
+      }),
+    exec: (sql) =>
+      guarded(async () => {
+        await connection.run(sql);
+      }),
+    stream: (sql, onChunk) =>
+      guarded(async () => {
+        const result = await connection.stream(sql);
+        for (;;) {
+          const chunk = await result.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) break;
+          onChunk({ rowCount: chunk.rowCount, column: (i) => chunk.getColumnVector(i) });
+        }
+      }),
     close() {
       connection.closeSync();
       instance.closeSync();

@@ -29,6 +29,24 @@ export interface GroupStatsOptions {
   rewardLists: boolean;
 }
 
+/**
+ * SQL: `fn` (a DuckDB list statistic: list_stddev_pop, list_stddev_samp, list_avg) of the DOUBLE list
+ * `list`, whose largest |value| is `maxAbs`, without overflow. DuckDB's std squares deviations and
+ * refuses ('STDDEV_POP is out of range') once they pass ~1e154, and a sum of values near 1e308
+ * overflows; finite rewards of any size are valid input. Above 2^400 the values are divided by a
+ * power of two s >= maxAbs and the statistic is multiplied back by s: scaling by a power of two is
+ * exact, so the result is the one exact arithmetic would round to, and below 2^400 the list is
+ * used as it is (bit for bit the previous numbers).
+ */
+export function scaledListStatSql(
+  fn: 'list_stddev_pop' | 'list_stddev_samp' | 'list_avg',
+  list: string,
+  maxAbs: string,
+): string {
+  const scale = `(CASE WHEN ${maxAbs} > pow(2, 400) THEN pow(2, ceil(log2(${maxAbs}))) ELSE 1 END)`;
+  return `CASE WHEN ${maxAbs} > pow(2, 400) THEN ${scale} * ${fn}(list_transform(${list}, x -> x / ${scale})) ELSE ${fn}(${list}) END`;
+}
+
 const KINDS = ['all_wrong', 'all_right', 'all_equal_other', 'mixed', 'singleton'] as const;
 const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -64,10 +82,21 @@ function tokensOf(r: Record<string, unknown>): TokenCounts {
   };
 }
 
-const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(correct) AS correct, sum(trunc) AS truncated,
+const PART_SUMS = `sum(n) AS rows, sum(rs) AS reward_sum, sum(rs_s) AS reward_sum_s, sum(correct) AS correct, sum(trunc) AS truncated,
   sum(token_rows) AS token_rows, sum(action) AS action, sum(env) AS env, sum(with_action) AS with_action,
   max(max_len) AS max_len, coalesce(sum(action) FILTER (WHERE zv), 0) AS zadv, sum(trunc_rows) AS trunc_rows,
-  sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward`;
+  sum(trunc_correct) AS trunc_correct, sum(trunc_reward) AS trunc_reward, sum(trunc_reward_s) AS trunc_reward_s`;
+
+/**
+ * The mean of `rows` rewards from their plain sum and their sum scaled by 2^-600 (reader.ts,
+ * REWARD_SUM_SCALE): the plain one when it is finite (it then never overflowed), else the scaled
+ * one, divided before it is scaled back so that a finite mean stays finite. 0 for no rows.
+ */
+function meanReward(sum: unknown, scaledSum: unknown, rows: number): number {
+  if (rows === 0) return 0;
+  const plain = n(sum);
+  return Number.isFinite(plain) ? plain / rows : (n(scaledSum) / rows) * 2 ** 600;
+}
 
 /**
  * Builds `audit_groups` (one row per group: step, size n, kind, min lo, max hi, action tokens,
@@ -87,17 +116,19 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
       FROM (SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM audit_good)`);
     await db.exec(`CREATE OR REPLACE TEMP VIEW audit_groups AS
       SELECT k0, k1, st AS step, n, 1 AS ntasks, kind, lo, hi, action,
-        ${opts.rewardLists ? 'list_stddev_pop(rws)' : 'NULL::DOUBLE'} AS sd
+        ${opts.rewardLists ? scaledListStatSql('list_stddev_pop', 'rws', 'greatest(abs(lo), abs(hi))') : 'NULL::DOUBLE'} AS sd
       FROM audit_pk`);
   } else {
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_groups AS
-      SELECT *, ${kind('n', 'lo', 'hi')} AS kind FROM (
+      SELECT * EXCLUDE (rl), ${kind('n', 'lo', 'hi')} AS kind,
+        ${opts.rewardLists ? scaledListStatSql('list_stddev_pop', 'rl', 'greatest(abs(lo), abs(hi))') : 'NULL::DOUBLE'} AS sd
+      FROM (
         SELECT k0, k1, any_value(st) AS step, sum(n) AS n, count(*) AS ntasks, min(lo) AS lo, max(hi) AS hi,
-          sum(action) AS action, ${opts.rewardLists ? 'list_stddev_pop(flatten(list(rws)))' : 'NULL::DOUBLE'} AS sd
+          sum(action) AS action, ${opts.rewardLists ? 'flatten(list(rws))' : 'NULL::DOUBLE[]'} AS rl
         FROM audit_good GROUP BY k0, k1)`);
     await db.exec(`CREATE OR REPLACE TEMP TABLE audit_pk AS
-      SELECT p.st, p.task, p.n, p.rs, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
-        p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, g.kind,
+      SELECT p.st, p.task, p.n, p.rs, p.rs_s, p.correct, p.token_rows, p.action, p.env, p.with_action, p.max_len,
+        p.trunc_rows, p.trunc, p.trunc_correct, p.trunc_reward, p.trunc_reward_s, g.kind,
         g.kind IN ('all_wrong', 'all_right', 'all_equal_other') AS zv
       FROM audit_good p JOIN audit_groups g USING (k0, k1)`);
   }
@@ -111,14 +142,14 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
   const steps: StepStats[] = stepRows.map((r) => ({
     step: n(r.step),
     rows: n(r.rows),
-    rewardSum: n(r.reward_sum),
+    rewardMean: meanReward(r.reward_sum, r.reward_sum_s, n(r.rows)),
     correct: n(r.correct),
     truncated: n(r.truncated),
     tokens: tokensOf(r),
     ...kindsOf(r),
   }));
   const taskRows = await db.all(`
-    SELECT task, sum(n) AS samples, sum(rs) AS reward_sum, sum(correct) AS correct,
+    SELECT task, sum(n) AS samples, sum(rs) AS reward_sum, sum(rs_s) AS reward_sum_s, sum(correct) AS correct,
       coalesce(sum(n) FILTER (WHERE zv), 0) AS wasted, min(st) AS first_step, max(st) AS last_step, ${kindColumns()}
     FROM audit_pk GROUP BY task ORDER BY task`);
   const taskText = new Map<number, string>();
@@ -127,7 +158,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
     return {
       tid,
       samples: n(r.samples),
-      rewardSum: n(r.reward_sum),
+      rewardMean: meanReward(r.reward_sum, r.reward_sum_s, n(r.samples)),
       correct: n(r.correct),
       wastedSamples: n(r.wasted),
       firstStep: n(r.first_step),
@@ -142,7 +173,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
     rows: n(total.rows),
     kinds: kindsOf(kinds ?? {}),
     correct: n(total.correct),
-    rewardSum: n(total.reward_sum),
+    rewardMean: meanReward(total.reward_sum, total.reward_sum_s, n(total.rows)),
     steps,
     tasks,
     taskText,
@@ -155,7 +186,7 @@ export async function groupStats(db: DuckSession, opts: GroupStatsOptions): Prom
             rows: n(total.trunc_rows),
             truncated: n(total.truncated),
             truncatedCorrect: n(total.trunc_correct),
-            truncatedRewardSum: n(total.trunc_reward),
+            truncatedMeanReward: meanReward(total.trunc_reward, total.trunc_reward_s, n(total.truncated)),
           }
         : null,
     advantageCheck,
@@ -178,10 +209,13 @@ async function checkAdvantages(
       : `(rew - m) / (${r.scaleRewards === 'group' ? 'sd' : 'bsd'} + 1e-4)`;
   const row = (
     await db.all(`
-    WITH g AS (SELECT k0, k1, any_value(st) AS st, flatten(list(rws)) AS rs, flatten(list(advs)) AS a
+    WITH g AS (SELECT k0, k1, any_value(st) AS st, flatten(list(rws)) AS rs, flatten(list(advs)) AS a,
+                      greatest(abs(min(lo)), abs(max(hi))) AS mx
                FROM audit_good GROUP BY k0, k1),
-    bs AS (SELECT st, stddev_samp(x) AS bsd FROM (SELECT st, unnest(rs) AS x FROM g) GROUP BY st),
-    s AS (SELECT g.*, list_avg(rs) AS m, list_stddev_samp(rs) AS sd, len(rs) AS size, bs.bsd FROM g JOIN bs USING (st)),
+    bs AS (SELECT st, ${scaledListStatSql('list_stddev_samp', 'xs', 'mx')} AS bsd
+           FROM (SELECT st, flatten(list(rs)) AS xs, max(mx) AS mx FROM g GROUP BY st)),
+    s AS (SELECT g.*, ${scaledListStatSql('list_avg', 'rs', 'mx')} AS m, ${scaledListStatSql('list_stddev_samp', 'rs', 'mx')} AS sd,
+            len(rs) AS size, bs.bsd FROM g JOIN bs USING (st)),
     x AS (SELECT size, unnest(rs) AS rew, unnest(a) AS adv, m, sd, bsd FROM s),
     y AS (SELECT size, adv, ${re} AS re FROM x WHERE adv IS NOT NULL)
     SELECT count(*) AS seen, count(*) FILTER (WHERE size = 1) AS singles, count(*) FILTER (WHERE size > 1) AS compared,

@@ -30,6 +30,7 @@ export async function rewardDistribution(db: DuckSession): Promise<Record<string
   const lo = Number(s?.lo);
   const hi = Number(s?.hi);
   const width = (hi - lo) / 10;
+  if (!Number.isFinite(width)) return halvedBins(db, lo, hi);
   const rows = await db.all(
     `SELECT least(CAST(floor((reward - ${lo}) / ${width}) AS INTEGER), 9) AS bin, sum(n) AS n
      FROM audit_hist GROUP BY 1 ORDER BY 1`,
@@ -37,6 +38,25 @@ export async function rewardDistribution(db: DuckSession): Promise<Record<string
   return rows.map((r) => ({
     bin_lo: lo + Number(r.bin) * width,
     bin_hi: lo + (Number(r.bin) + 1) * width,
+    samples: Number(r.n),
+  }));
+}
+
+/**
+ * The 10 equal-width bins when max − min overflows float64 (finite rewards beyond ±9e307 on both
+ * sides): the same bins computed on halved values (halving is exact there), h = (max/2 − min/2) / 10
+ * the half width, and each edge min + k·h + k·h, which stays finite (the last edge is max).
+ */
+async function halvedBins(db: DuckSession, lo: number, hi: number): Promise<Record<string, JsonValue>[]> {
+  const half = (hi / 2 - lo / 2) / 10;
+  const rows = await db.all(
+    `SELECT least(CAST(floor((reward / 2 - ${lo / 2}) / ${half}) AS INTEGER), 9) AS bin, sum(n) AS n
+     FROM audit_hist GROUP BY 1 ORDER BY 1`,
+  );
+  const edge = (k: number) => (k === 10 ? hi : lo + k * half + k * half);
+  return rows.map((r) => ({
+    bin_lo: edge(Number(r.bin)),
+    bin_hi: edge(Number(r.bin) + 1),
     samples: Number(r.n),
   }));
 }

@@ -4,15 +4,17 @@
  * aggregates (the temp table `audit_all`, seen through these views):
  *
  *   audit_parts  one row per (group key k0, k1; task; status pattern of the row's fields): the step
- *                (st), rows n, min/max/sum of the reward (lo, hi, rs), correct rows, token and
+ *                (st), rows n, min/max/sum of the reward (lo, hi, rs; rs_s the sum scaled by
+ *                2^-600, see REWARD_SUM_SCALE), correct rows, token and
  *                truncation sums, and, for the checks that need rows, the values as lists
  *   audit_good   the parts of the good rows
  *   audit_hist   the good rows' (reward, length) histogram, with counts n; length is tokens when
  *                token counts are known, else characters of the response, else NULL
  *
- * A malformed row (bad JSON line, missing field, non-numeric or non-finite reward, step that is not an
- * integer, mask that is not 0/1) is a LabError naming the file and the line (JSONL, 1-based physical
- * line) or row (Parquet, 0-based row number); with `skipBadRows` it is dropped and counted instead.
+ * A malformed row (bad JSON line, a line that is not UTF-8, missing field, non-numeric or non-finite
+ * reward, step that is not an integer within ±2^53, mask that is not 0/1) is a LabError naming the
+ * file and the line (JSONL, 1-based physical line) or row (Parquet, 0-based row number); with
+ * `skipBadRows` it is dropped and counted instead.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -31,6 +33,8 @@ export interface BadRow {
   line?: number;
   row?: number;
   problem: string;
+  /** The line is not a readable JSON object (malformed, not an object, a duplicated key...). */
+  unreadable?: boolean;
 }
 
 export interface LoadedDump {
@@ -179,6 +183,12 @@ interface SourcePlan {
    * Used with `--skip-bad-rows` once the fast reader has met such a line, and to locate them.
    */
   rawLines: boolean;
+  /**
+   * With `rawLines`: read the files as bytes (`read_blob`) and decode each line on its own, so that
+   * a line that is not valid UTF-8 is a bad row at its line (`read_text` refuses the whole file).
+   * Slower; set when `read_text` has refused a file (`withBytesFallback`).
+   */
+  bytes: boolean;
   /** TRL `reward_weights`: one weight per reward column (null: all 1). */
   rewardWeights: readonly number[] | null;
 }
@@ -230,7 +240,8 @@ function rawLinesSql(plan: SourcePlan, files: readonly string[], select: readonl
   return `SELECT __file, __pos, r_json_problem, ${select.join(', ')} FROM (
     SELECT __file, __pos, line, r_json_problem, ${extracted.join(', ')} FROM (
       SELECT __file, __pos, line,
-        CASE WHEN NOT json_valid(line) THEN 'malformed JSON'
+        CASE WHEN line IS NULL THEN 'not valid UTF-8 text'
+             WHEN NOT json_valid(line) THEN 'malformed JSON'
              WHEN json_type(line) <> 'OBJECT' THEN 'not a JSON object'
              WHEN len(dups) > 0 THEN 'duplicate key ' || array_to_string(list_sort(dups), ', ') || ' (its value is ambiguous)'
         END AS r_json_problem
@@ -241,10 +252,74 @@ function rawLinesSql(plan: SourcePlan, files: readonly string[], select: readonl
               (k, i) -> list_position(list_filter(json_keys(line), k2 -> list_contains(${keyList}, k2)), k) <> i))
           ELSE []::VARCHAR[] END AS dups
         FROM (
-          SELECT __file, __pos, rtrim(line, chr(13)) AS line FROM (
-            SELECT filename AS __file, generate_subscripts(lines, 1) AS __pos, unnest(lines) AS line
-            FROM (SELECT filename, string_split(content, chr(10)) AS lines FROM read_text(${fileList(files)})))
-          WHERE trim(rtrim(line, chr(13))) <> ''))))`;
+          SELECT __file, __pos, rtrim(line, chr(13)) AS line FROM (${physicalLinesSql(plan, files)})
+          WHERE line IS NULL OR trim(rtrim(line, chr(13))) <> ''))))`;
+}
+
+/**
+ * The files' physical lines (`__file`, `__pos` 1-based, `line`), a byte order mark at the start of
+ * a file skipped. As text (`read_text`, which refuses a file that is not valid UTF-8), or with
+ * `plan.bytes` as bytes: DuckDB's BLOB-to-VARCHAR cast writes every byte that is not printable
+ * ASCII, the newline, the quote and the backslash included, as `\xNN`, so the escaped text splits on
+ * the four characters `\x0A` exactly where the bytes split on a newline, and casting a piece back to
+ * BLOB restores its bytes; `try(decode(...))` then gives the line's text, or NULL when it is not
+ * valid UTF-8.
+ */
+function physicalLinesSql(plan: SourcePlan, files: readonly string[]): string {
+  if (!plan.bytes) {
+    return `SELECT filename AS __file, generate_subscripts(lines, 1) AS __pos, unnest(lines) AS line
+      FROM (SELECT filename, string_split(${stripBom('content')}, chr(10)) AS lines FROM read_text(${fileList(files)}))`;
+  }
+  const escaped = 'CAST(content AS VARCHAR)';
+  const bom = "'\\xEF\\xBB\\xBF'";
+  return `SELECT __file, __pos, try(decode(CAST(piece AS BLOB))) AS line FROM (
+      SELECT filename AS __file, generate_subscripts(pieces, 1) AS __pos, unnest(pieces) AS piece
+      FROM (SELECT filename, string_split(CASE WHEN starts_with(${escaped}, ${bom}) THEN substr(${escaped}, 13) ELSE ${escaped} END, '\\x0A') AS pieces
+            FROM read_blob(${fileList(files)})))`;
+}
+
+/**
+ * A file's text without the UTF-8 byte order mark some Windows tools write at its start (U+FEFF;
+ * Python's json, which verl and TRL write with, never does, and `json.loads` would refuse it on a
+ * line). Only the start of the file: a BOM on a later line stays part of that line, which is then
+ * malformed.
+ */
+function stripBom(content: string): string {
+  return `CASE WHEN starts_with(${content}, chr(65279)) THEN substr(${content}, 2) ELSE ${content} END`;
+}
+
+/** DuckDB's read_text refusing a file that is not valid UTF-8 (or read_json a string in it). */
+function isUtf8Error(e: unknown): boolean {
+  return /(valid|invalid) UTF-8/i.test(e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * Runs `run` (a read of `plan`'s files line by line); if DuckDB refuses a file as text that is not
+ * valid UTF-8, switches `plan` to reading bytes (`plan.bytes`), where such a line is a bad row at
+ * its line, and runs it again.
+ */
+async function withBytesFallback<T>(plan: SourcePlan, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (plan.bytes || !isUtf8Error(e)) throw e;
+    plan.bytes = true;
+    return await run();
+  }
+}
+
+/** DuckDB's read_json refusing a file that starts with a byte order mark. */
+function isBomError(e: unknown): boolean {
+  return /byte order mark/i.test(e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * SQL: the DOUBLE `typed` is an integer within ±2^53, the integers a float64 (and so the record's
+ * JSON numbers) holds exactly; beyond it a value such as 1e23 would not even fit the BIGINT the
+ * step and the token counts are cast to. NULL and non-finite values are not.
+ */
+function exactInteger(typed: string): string {
+  return `coalesce(isfinite(${typed}) AND ${typed} = floor(${typed}) AND abs(${typed}) <= 9007199254740992, false)`;
 }
 
 /** Typed canonical columns plus `problem` (NULL for a good row), over the raw relation. */
@@ -261,7 +336,7 @@ function typedSql(plan: SourcePlan, source: string): string {
   checks.push(`WHEN ${rawCols.map((c) => `${c} IS NULL`).join(' AND ')} THEN 'none of the expected fields'`);
   checks.push(`WHEN r_step IS NULL THEN 'missing step (field ${name('step')})'`);
   checks.push(
-    `WHEN step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d) THEN 'step is not an integer: ' || ${shown('r_step')}`,
+    `WHEN NOT (${exactInteger('step_d')}) THEN 'step is not an integer within ±2^53: ' || ${shown('r_step')}`,
   );
   checks.push(`WHEN r_group IS NULL THEN 'missing group label (field ${name('group')})'`);
   checks.push(`WHEN r_task IS NULL THEN 'missing task (field ${name('task')})'`);
@@ -276,7 +351,7 @@ function typedSql(plan: SourcePlan, source: string): string {
     if (!has(c)) return;
     checks.push(`WHEN ${raw} IS NULL THEN 'missing ${c} (field ${name(c)})'`);
     checks.push(
-      `WHEN ${typed} IS NULL OR NOT isfinite(${typed}) OR ${typed} < 0 OR ${typed} <> floor(${typed}) THEN '${c} is not a non-negative integer: ' || ${shown(raw)}`,
+      `WHEN NOT (${exactInteger(typed)}) OR ${typed} < 0 THEN '${c} is not a non-negative integer within 2^53: ' || ${shown(raw)}`,
     );
   };
   countCheck('action_tokens', 'r_action', 'action_d');
@@ -348,9 +423,8 @@ function statusSql(plan: SourcePlan): Partial<Record<AuditColumn, ColumnStatus>>
   const out: Partial<Record<AuditColumn, ColumnStatus>> = {};
   const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   const st = (missing: string, invalid: string | null): ColumnStatus => ({ missing, invalid });
-  const count = (typed: string) =>
-    `${typed} IS NULL OR NOT isfinite(${typed}) OR ${typed} < 0 OR ${typed} <> floor(${typed})`;
-  out.step = st('r_step IS NULL', 'step_d IS NULL OR NOT isfinite(step_d) OR step_d <> floor(step_d)');
+  const count = (typed: string) => `NOT (${exactInteger(typed)}) OR ${typed} < 0`;
+  out.step = st('r_step IS NULL', `NOT (${exactInteger('step_d')})`);
   out.group = st('r_group IS NULL', null);
   out.task = st('r_task IS NULL', null);
   out.reward =
@@ -390,13 +464,15 @@ function jsonErrorFile(e: unknown): string | null {
 async function jsonReadError(db: DuckSession, plan: SourcePlan, e: unknown): Promise<LabError> {
   const file = jsonErrorFile(e);
   if (file === null || plan.format !== 'jsonl') return duckError(e, 'reading the dump', 'PARSE_ERROR');
-  const raw = { ...plan, rawLines: true };
+  const raw = { ...plan, rawLines: true, bytes: plan.bytes || isUtf8Error(e) };
   let first: Record<string, unknown> | undefined;
   try {
     first = (
-      await db.all(
-        `SELECT __pos AS line, r_json_problem AS problem FROM (${sourceSql(raw, [file], true)})
-         WHERE r_json_problem IS NOT NULL ORDER BY __pos LIMIT 1`,
+      await withBytesFallback(raw, () =>
+        db.all(
+          `SELECT __pos AS line, r_json_problem AS problem FROM (${sourceSql(raw, [file], true)})
+           WHERE r_json_problem IS NOT NULL ORDER BY __pos LIMIT 1`,
+        ),
       )
     )[0];
   } catch {
@@ -415,6 +491,14 @@ function describeBad(b: BadRow): string {
   return b.line !== undefined ? `${b.file} line ${b.line}` : `${b.file} row ${b.row}`;
 }
 
+/**
+ * Reward sums are kept twice: plainly (`rs`) and scaled by 2^-600 (`rs_s`). Finite rewards near
+ * ±1.8e308 overflow a plain float64 sum (to ±Infinity, or NaN once both meet) although their mean
+ * is finite; the scaled sum cannot overflow, and loses only rewards below ~1e-143 relative to sums
+ * that large. `meanReward` (groupStats.ts) takes the plain sum when it is finite, else the scaled one.
+ */
+const REWARD_SUM_SCALE = 'pow(2.0, -600)';
+
 /** Loads and validates a dump into `audit_rows`. */
 export async function loadDump(
   db: DuckSession,
@@ -430,6 +514,7 @@ export async function loadDump(
     rewardRule: mapping.rewardRule,
     rewardColumns: [],
     rawLines: false,
+    bytes: false,
     rewardWeights: options.rewardWeights,
   };
   if (plan.rewardRule === 'sum-of-numeric-columns') delete plan.columns.reward;
@@ -470,7 +555,7 @@ export async function loadDump(
     );
   const tokens = has('action_tokens') || has('env_tokens') || has('mask');
   const count = (typed: string) =>
-    `CASE WHEN ${typed} = floor(${typed}) AND isfinite(${typed}) AND ${typed} >= 0 THEN CAST(${typed} AS BIGINT) END`;
+    `CASE WHEN ${exactInteger(typed)} AND ${typed} >= 0 THEN CAST(${typed} AS BIGINT) END`;
   const action = has('mask')
     ? `coalesce(${count('action_d')}, CASE WHEN mask_l IS NOT NULL THEN CAST(coalesce(list_sum(mask_l), 0) AS BIGINT) END)`
     : has('action_tokens')
@@ -490,7 +575,7 @@ export async function loadDump(
         SELECT __file, __pos, r_json_problem IS NOT NULL AS s_json,
           CAST(${missingBits.join(' + ')} AS UINTEGER) AS missing_bits,
           CAST(${invalidBits.length > 0 ? invalidBits.join(' + ') : '0'} AS UINTEGER) AS invalid_bits,
-          CASE WHEN step_d = floor(step_d) AND isfinite(step_d) THEN CAST(step_d AS BIGINT) END AS step,
+          CASE WHEN ${exactInteger('step_d')} THEN CAST(step_d AS BIGINT) END AS step,
           grp, task, reward, resp_len, ${action} AS action, ${env} AS env,
           truncated, advantage, quality, independent
         FROM (${typedInnerSql(plan, sourceSql(plan, dump.files, false))}))`);
@@ -524,9 +609,10 @@ export async function loadDump(
     'min(reward) AS lo',
     'max(reward) AS hi',
     'sum(reward) AS rs',
+    `sum(reward * ${REWARD_SUM_SCALE}) AS rs_s`,
     `count(*) FILTER (WHERE reward >= ${pass}) AS correct`,
   ];
-  const viewed: string[] = [stepIsKey ? 'k0 AS st' : 'st', 'n', 'lo', 'hi', 'rs', 'correct'];
+  const viewed: string[] = [stepIsKey ? 'k0 AS st' : 'st', 'n', 'lo', 'hi', 'rs', 'rs_s', 'correct'];
   const sums = (names: string[], aggregates: string[]) => {
     if (aggregates.length > 0) {
       stored.push(...aggregates.map((agg, i) => `${agg} AS ${names[i]}`));
@@ -546,13 +632,14 @@ export async function loadDump(
       : [],
   );
   sums(
-    ['trunc_rows', 'trunc', 'trunc_correct', 'trunc_reward'],
+    ['trunc_rows', 'trunc', 'trunc_correct', 'trunc_reward', 'trunc_reward_s'],
     truncMapped
       ? [
           'count(truncated)',
           'count(*) FILTER (WHERE truncated)',
           `count(*) FILTER (WHERE truncated AND reward >= ${pass})`,
           'coalesce(sum(reward) FILTER (WHERE truncated), 0)',
+          `coalesce(sum(reward * ${REWARD_SUM_SCALE}) FILTER (WHERE truncated), 0)`,
         ]
       : [],
   );
@@ -570,12 +657,18 @@ export async function loadDump(
     await db.exec(partsSql);
   } catch (e) {
     // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
-    // the line-by-line reader, which turns such lines into counted bad rows.
-    if (!options.skipBadRows || jsonErrorFile(e) === null) throw await jsonReadError(db, plan, e);
+    // the line-by-line reader, which turns such lines into counted bad rows. A file that starts with
+    // a byte order mark (which read_json refuses) is read line by line too, with the mark skipped.
+    if (jsonErrorFile(e) === null || (!options.skipBadRows && !isBomError(e))) {
+      throw await jsonReadError(db, plan, e);
+    }
     plan.rawLines = true;
+    plan.bytes = isUtf8Error(e);
     try {
-      await defineSource();
-      await db.exec(partsSql);
+      await withBytesFallback(plan, async () => {
+        await defineSource();
+        await db.exec(partsSql);
+      });
     } catch (e2) {
       throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
     }
@@ -633,8 +726,9 @@ export async function loadDump(
   if (badRows > 0 && !options.skipBadRows) {
     const first = badExamples[0];
     const where = first ? describeBad(first) : (dump.files[0] as string);
+    // An unreadable line is a parse error, as when the fast JSON reader meets it (jsonReadError).
     throw new LabError(
-      'BAD_VALUE',
+      first?.unreadable ? 'PARSE_ERROR' : 'BAD_VALUE',
       `${where}: ${first?.problem ?? 'malformed row'}${badRows > 1 ? ` (${badRows} bad rows in all)` : ''}; use --skip-bad-rows to skip and count them`,
       { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
     );
@@ -772,13 +866,18 @@ async function locateBadRows(db: DuckSession, plan: SourcePlan, limit: number): 
     if (out.length >= limit) break;
     // JSONL: the line-by-line reader, whose position is the physical line.
     const located = { ...plan, rawLines: plan.format === 'jsonl' };
-    const typed = typedSql(located, sourceSql(located, [file], true));
-    const rows = await db.all(
-      `SELECT __pos AS pos, problem FROM (${typed}) WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
+    const rows = await withBytesFallback(located, () =>
+      db.all(
+        `SELECT __pos AS pos, problem, r_json_problem IS NOT NULL AS unreadable
+         FROM (${typedSql(located, sourceSql(located, [file], true))})
+         WHERE problem IS NOT NULL ORDER BY __pos LIMIT ${limit - out.length}`,
+      ),
     );
     for (const r of rows) {
-      if (plan.format === 'jsonl') out.push({ file, line: Number(r.pos), problem: String(r.problem) });
-      else out.push({ file, row: Number(r.pos), problem: String(r.problem) });
+      const problem = String(r.problem);
+      if (plan.format === 'parquet') out.push({ file, row: Number(r.pos), problem });
+      else if (r.unreadable === true) out.push({ file, line: Number(r.pos), problem, unreadable: true });
+      else out.push({ file, line: Number(r.pos), problem });
     }
   }
   return out;

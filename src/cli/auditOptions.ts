@@ -6,6 +6,7 @@
  *  - `--scale-rewards group|batch|none` (trl): TRL's `scale_rewards` for the recomputed advantage.
  *  - `--zero-std-tol X` (>= 0): also count groups that are zero-variance up to X (std and max − min).
  *  - `--quality COL --independent COL` (both or neither): the ranker audit of all-right groups.
+ * and checks that `--pass-value` is above `--fail-value` (both parsed in src/cli/parse.ts).
  */
 import { type Command, Option } from 'commander';
 import { LabError } from '../core/errors.js';
@@ -44,11 +45,29 @@ export function addAuditExtraOptions(audit: Command): void {
     .option('--independent <column>', 'ranker audit: an independent quality measure (with --quality)');
 }
 
+/**
+ * `--pass-value` must be above `--fail-value` (see `checkThresholds` in src/audit/audit.ts): with
+ * pass <= fail groups would be misclassified. Checked here, before the dump is read, as a usage
+ * error; each value's own finiteness is checked where it is parsed (src/cli/parse.ts).
+ */
+function checkThresholdFlags(passText: unknown, failText: unknown): void {
+  const pass = Number(passText ?? 1);
+  const fail = Number(failText ?? 0);
+  if (Number.isFinite(pass) && Number.isFinite(fail) && !(pass > fail)) {
+    throw new LabError(
+      'BAD_CLI',
+      `--pass-value ${pass} must be greater than --fail-value ${fail}: an all-equal group at or above the pass value is all_right, at or below the fail value all_wrong`,
+      { details: { field: '--pass-value' } },
+    );
+  }
+}
+
 function cliError(flag: string, message: string): LabError {
   return new LabError('BAD_CLI', `${flag} ${message}`, { details: { field: flag } });
 }
 
 export function auditExtraOf(o: Record<string, unknown>): AuditCliExtra {
+  checkThresholdFlags(o.passValue, o.failValue);
   let groupSize: number | null = null;
   if (o.groupSize !== undefined) {
     const v = Number(o.groupSize);

@@ -35,7 +35,9 @@ export type LabErrorCode =
   /** A record file that is not a RunRecord. */
   | 'BAD_RECORD'
   /** A browser or other external program the command needs is missing. */
-  | 'MISSING_DEPENDENCY';
+  | 'MISSING_DEPENDENCY'
+  /** The data engine (DuckDB) ran out of memory under its memory limit (`--memory-limit`). */
+  | 'OUT_OF_MEMORY';
 
 /**
  * What kind of mistake each code reports, for the CLI's exit code: `usage` is anything wrong on the
@@ -62,6 +64,7 @@ export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>>
   BAD_VALUE: 'runtime',
   BAD_RECORD: 'runtime',
   MISSING_DEPENDENCY: 'runtime',
+  OUT_OF_MEMORY: 'runtime',
 });
 
 export interface LabErrorOptions {

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { policyLossVanilla } from '../core/vanillaPolicyLoss.js';
 import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
-import { type ClipConfig, clip } from './clip.js';
+import { type ClipConfig, clip, clippedMovedFurtherNote } from './clip.js';
 import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
+import { runSeeds } from './multiSeed.js';
 import { configOf, resolveConfig } from './options.js';
 import type { JsonValue, RunRecord } from './types.js';
 
@@ -140,6 +141,57 @@ describe('clip experiment', () => {
     expect(two.ppo_kl).toBeCloseTo(sumK1 / n, 9); // masked mean of old − lp (denominator n + 1e-8)
   });
 
+  it("clipped tokens move further out mostly through Adam's momentum; without it (β1 = 0, SGD) through the normalisation", () => {
+    // The note printed to users says so: check both paths on seed 7's first batch after 4 and 8 epochs.
+    const cfg = config();
+    const warm = warmUp(cfg, 7);
+    const current = warm.history.at(-1) as Float64Array;
+    const batch = sampleSweepBatch(warm.policy, current, 1, cfg, 7, 'batch-0');
+    const base = { clip: { name: 'eps_0.2', low: 0.2, high: 0.2 }, dualClip: true, miniBatches: 1 };
+    const share = (arm: Partial<SweepArm>) =>
+      runSweepArm(
+        { ...base, optimizer: 'adam', lr: 0.05, ...arm } as SweepArm,
+        batch,
+        current,
+        [4, 8],
+        cfg,
+      ).map((m) => m.moved_further_token_steps / m.clipped_token_steps);
+    const adam = share({});
+    const noMomentum = share({ beta1: 0 });
+    const sgd = share({ optimizer: 'sgd', lr: 20 });
+    for (const k of [0, 1]) {
+      expect(adam[k]).toBeGreaterThan(0.9); // seed 7: 70/70, 403/424
+      expect(noMomentum[k]).toBeLessThan((adam[k] as number) - 0.2); // 40/68, 253/392
+      expect(sgd[k]).toBeGreaterThan(0.3); // 153/218, 352/592: the normalisation path alone
+    }
+  });
+
+  it('the moved-further note gives the SGD slice beside the headline and names momentum as the cause', () => {
+    const row = (optimizer: string, lr: number, share: number) => ({
+      clip: 'eps_0.2',
+      epochs: 8,
+      mini_batches: 1,
+      dual_clip: true,
+      optimizer,
+      lr,
+      clipped_moved_further: share,
+      clipped_token_steps: 100,
+    });
+    const cfg = resolveConfig(clip, ['mini_batches=[1,4]']);
+    const note =
+      clippedMovedFurtherNote(
+        [row('adam', 0.05, 0.95), row('adam', 0.01, 0.9), row('sgd', 20, 0.59), row('sgd', 5, 0.86)],
+        cfg,
+        8,
+      ) ?? '';
+    expect(note).toContain('95.0% of 100 moved further out');
+    expect(note).toContain('headline slice adam lr 0.05, over 8 epochs); adam lr 0.01: 90.0%');
+    expect(note).toContain('sgd lr 20: 59.0% of 100; sgd lr 5: 86.0% of 100');
+    expect(note).toContain('With Adam the main cause is its momentum');
+    expect(note).toContain('that is all the SGD arms have');
+    expect(clippedMovedFurtherNote([], cfg, 8)).toBeNull();
+  });
+
   it('behaviour shift: on-policy batches have no shift, temperature and stale batches do', () => {
     const rows = seven.tables.behaviour_shift ?? [];
     const at = (src: string) => rows.find((r) => r.source === src && r.epochs === 1 && r.clip === 'eps_0.2');
@@ -211,5 +263,36 @@ describe('clip experiment', () => {
     expect(() => resolveConfig(clip, ['ppo_epochs=[]'])).toThrow(/ppo_epochs/);
     expect(() => resolveConfig(clip, ['clip_ratio_c=1'])).toThrow(/clip_ratio_c/);
     expect(() => configOf(clip, { batches: 0 })).toThrow(/clip: option batches=0/);
+  });
+});
+
+describe('clip --seeds', () => {
+  it('carries comparisons: each KL-loss coefficient vs no KL loss, as the per-seed _minus_no_kl_loss pairs', async () => {
+    const small = [
+      'clip_ratios=[0.2]',
+      'ppo_epochs=[1,2]',
+      'mini_batches=[1]',
+      'dual_clip=on',
+      'optimizers=["adam"]',
+      'adam_lrs=[0.05]',
+      'batches=1',
+      'warmup_updates=4',
+      'ref_updates=4',
+      'kl_loss_coefs=[0.1,0.3]',
+      'eval_tasks=20',
+    ];
+    const rec = await runSeeds(clip, resolveConfig(clip, small), [1, 2, 3]);
+    const comparisons = rec.comparisons ?? [];
+    expect(comparisons.map((c) => `${c.metric}.${c.arm}`)).toEqual(
+      ['final_kl_to_ref', 'mean_kl_to_old', 'eval_success'].flatMap((m) => [
+        `${m}.kl_coef_0.1`,
+        `${m}.kl_coef_0.3`,
+      ]),
+    );
+    for (const c of comparisons) {
+      expect(c.baseline).toBe('no_kl_loss');
+      const perSeed = rec.runs.map((r) => r.metrics[`${c.metric}.${c.arm}_minus_no_kl_loss`] as number);
+      expect(c.diff).toBeCloseTo(perSeed.reduce((a, b) => a + b, 0) / perSeed.length, 5);
+    }
   });
 });

@@ -60,6 +60,11 @@ export interface SweepArm {
   miniBatches: number;
   optimizer: OptimizerKind;
   lr: number;
+  /**
+   * Adam's first-moment decay (torch's and the token lab's 0.9 when absent). The sweep never sets
+   * it; clip.test.ts sets 0 to show how much of `clipped_moved_further` is Adam's momentum.
+   */
+  beta1?: number;
 }
 
 /** The token env's options of a config (budget, tool error rate, think buckets). */
@@ -305,7 +310,11 @@ export function runSweepArm(
   const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE);
   policy.logits.set(oldLogits);
   const model = tabularModel(policy);
-  const optimizer = new Optimizer(policy.logits.length, { kind: arm.optimizer, learningRate: arm.lr });
+  const optimizer = new Optimizer(policy.logits.length, {
+    kind: arm.optimizer,
+    learningRate: arm.lr,
+    ...(arm.beta1 === undefined ? {} : { beta1: arm.beta1 }),
+  });
   const loss = lossOptionsOf(arm, cfg);
   const band = bandOf(arm.clip);
   const wanted = new Set(checkpoints);

@@ -51,6 +51,85 @@ describe('compareRecords', () => {
     expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.b']);
   });
 
+  it('lists a metric with one value in every seed of both records instead of testing it', () => {
+    const withCount = (r: MultiSeedRecord) =>
+      summarizeRuns(
+        'toy',
+        r.config,
+        r.runs.map((run) => ({ ...run, metrics: { ...run.metrics, eval_tasks: 400 } })),
+        0,
+      );
+    const a = withCount(record([1, 2, 3, 4, 5], 0, 24));
+    const b = withCount(record([1, 2, 3, 4, 5], 0.1, 25));
+    const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' });
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.a', 'rate.b']);
+    expect(r.constants).toEqual([{ metric: 'eval_tasks', value: 400 }]);
+    // Holm over the two real comparisons, not three.
+    expect(r.comparisons.map((c) => c.p_holm)).toEqual([4 / 32, 4 / 32]);
+  });
+
+  it('compares a repeated --metric once, so Holm counts it once', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const b = record([1, 2, 3, 4, 5], 0.1, 25);
+    const r = compareRecords({ record: a, source: 'a', label: 'A' }, { record: b, source: 'b', label: 'B' }, [
+      'rate.b',
+      'rate.b',
+    ]);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.b']);
+    expect(r.comparisons[0]?.p_holm).toBe(2 / 32); // was 4 / 32: the duplicate doubled it
+  });
+
+  it('refuses two records with no metric in common (two experiments) instead of printing an empty table', () => {
+    const a = record([1, 2, 3], 0, 24);
+    const other = summarizeRuns(
+      'filter',
+      {},
+      a.runs.map((r) => ({ ...r, experiment: 'filter', metrics: { kept: 0.5 + r.seed / 10 } })),
+      0,
+    );
+    expect(() =>
+      compareRecords(
+        { record: a, source: 'a.json', label: 'A' },
+        { record: other, source: 'f.json', label: 'B' },
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'BAD_CLI',
+        message: expect.stringContaining('no metric in common: a.json (toy) and f.json (filter)'),
+      }),
+    );
+  });
+
+  it('names what it leaves out: a metric in one record only, and seeds whose value is not finite', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const withExtra = (r: MultiSeedRecord, bad: number) =>
+      summarizeRuns(
+        'toy',
+        r.config,
+        r.runs.map((run) => ({
+          ...run,
+          metrics: {
+            ...run.metrics,
+            'rate.b': run.seed === bad ? Number.NaN : (run.metrics['rate.b'] as number),
+            len: run.seed,
+          },
+        })),
+        0,
+      );
+    const b = withExtra(record([1, 2, 3, 4, 5], 0.1, 25), 2);
+    const both = { a: { record: a, source: 'a', label: 'A' }, b: { record: b, source: 'b', label: 'B' } };
+    // Default: rate.b is not summarised in B (seed 2 is NaN) and len is only in B; both named.
+    const r = compareRecords(both.a, both.b);
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['rate.a']);
+    expect(r.notes).toEqual([
+      'not compared: rate.b (not a finite number in B seed 2); len (not in A); --metric KEY compares such a metric on the seeds where both are finite',
+    ]);
+    // Asked for: compared on the other seeds, n = 4, and the seed named.
+    const asked = compareRecords(both.a, both.b, ['rate.b']);
+    expect(asked.comparisons[0]?.n).toBe(4);
+    expect(asked.notes).toEqual(['rate.b: seed 2 left out (not a finite number in B: 2), n = 4 of 5']);
+  });
+
   it('refuses records on different seeds and unknown metrics as usage errors that say why', () => {
     const a = record([1, 2, 3], 0, 24);
     const b = record([2, 3, 4], 0, 24);

@@ -18,6 +18,81 @@ export interface CompareResult {
   comparisons: Comparison[];
   /** Config keys whose values differ between the records, with both values. */
   config_diff: Record<string, [JsonValue | undefined, JsonValue | undefined]>;
+  /**
+   * Metrics with one value in every seed of both records (config-like counts such as `eval_tasks`):
+   * not compared (every paired difference is 0: no test, and no extra term in Holm's family), listed.
+   */
+  constants: { metric: string; value: number }[];
+  /**
+   * What was left out, by name: default metrics in only one record or not finite in every seed of one,
+   * and for each compared metric the seeds dropped because a value is not a finite number (n falls).
+   */
+  notes: string[];
+}
+
+const finiteNumber = (v: JsonValue | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** A metric value as a record on disk holds it: a number, or a non-finite number spelled as text. */
+const isNumeric = (v: JsonValue | undefined) =>
+  typeof v === 'number' || v === 'NaN' || v === 'Infinity' || v === '-Infinity';
+
+function seedList(seeds: readonly number[]): string {
+  const shown = seeds.length > 8 ? `${seeds.slice(0, 8).join(',')},...` : seeds.join(',');
+  return `seed${seeds.length === 1 ? '' : 's'} ${shown}`;
+}
+
+/** Keys of `r`'s runs with a numeric value in some seed, per-seed differences excluded. */
+function numericKeys(r: MultiSeedRecord): Set<string> {
+  const keys = new Set<string>();
+  for (const run of r.runs) {
+    for (const [k, v] of Object.entries(run.metrics)) if (isNumeric(v) && !isDifferenceKey(k)) keys.add(k);
+  }
+  return keys;
+}
+
+/**
+ * Why the default comparison left out metrics that one record or both have: only in one record, or
+ * not summarised in one because some seed's value is not a finite number. Restricted to `scope`
+ * (the plan's headline keys) when the defaults came from the plan.
+ */
+function leftOutByDefault(
+  a: MultiSeedRecord,
+  b: MultiSeedRecord,
+  compared: readonly string[],
+  scope: readonly string[] | null,
+): string[] {
+  const na = numericKeys(a);
+  const nb = numericKeys(b);
+  const candidates = scope ? scope.filter((k) => na.has(k) || nb.has(k)) : [...new Set([...na, ...nb])];
+  const parts: string[] = [];
+  let nonFinite = false;
+  for (const k of candidates) {
+    if (compared.includes(k)) continue;
+    const why = (
+      [
+        ['A', a, na],
+        ['B', b, nb],
+      ] as const
+    ).flatMap(([name, r, keys]) => {
+      if (!keys.has(k)) return [`not in ${name}`];
+      if (k in r.summary) return [];
+      nonFinite = true;
+      const bad = r.runs.filter((run) => !finiteNumber(run.metrics[k])).map((run) => run.seed);
+      return [`not a finite number in ${name} ${seedList(bad)}`];
+    });
+    if (why.length) parts.push(`${k} (${why.join(', ')})`);
+  }
+  if (parts.length === 0) return [];
+  return [
+    `not compared: ${parts.join('; ')}${nonFinite ? '; --metric KEY compares such a metric on the seeds where both are finite' : ''}`,
+  ];
+}
+
+/** `values` when every one is the same finite number c, else null. */
+function constantOf(values: readonly (JsonValue | undefined)[]): number | null {
+  const c = values[0];
+  if (typeof c !== 'number' || !Number.isFinite(c)) return null;
+  return values.every((v) => v === c) ? c : null;
 }
 
 /**
@@ -41,7 +116,8 @@ export function defaultCompareMetrics(
 /**
  * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}). Errors (BAD_CLI,
  * usage errors of `labs compare`): a record without several seeds' runs, seed sets that differ
- * (names the seeds only in one), a requested metric missing from either record (lists what exists).
+ * (names the seeds only in one), no metric in common (e.g. records of two experiments), a requested
+ * metric missing from either record (lists what exists).
  */
 export function compareRecords(
   a: { record: MultiSeedRecord; source: string; label: string },
@@ -62,7 +138,29 @@ export function compareRecords(
       { details: { field: 'seeds' } },
     );
   }
-  const keys = metrics.length ? [...metrics] : defaultCompareMetrics(a.record, b.record, plan);
+  // A repeated --metric is one comparison: a duplicate row would count twice in Holm's family.
+  const keys = metrics.length ? [...new Set(metrics)] : defaultCompareMetrics(a.record, b.record, plan);
+  const planKeys = plan ? plan.metrics.flatMap((m) => plan.arms.map((arm) => metricKey(arm, m))) : null;
+  const notes = metrics.length
+    ? []
+    : leftOutByDefault(
+        a.record,
+        b.record,
+        keys,
+        planKeys && keys.every((k) => planKeys.includes(k)) ? planKeys : null,
+      );
+  if (keys.length === 0) {
+    const what = (x: typeof a) => `${x.source} (${x.record.experiment})`;
+    throw new LabError(
+      'BAD_CLI',
+      `compare: no metric in common: ${what(a)} and ${what(b)} share no summarised metric${
+        a.record.experiment === b.record.experiment
+          ? ''
+          : '; paired differences compare two records of one experiment (e.g. one option changed)'
+      }`,
+      { details: { field: 'metrics' } },
+    );
+  }
   for (const k of keys) {
     const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
     if (missing.length) {
@@ -78,8 +176,30 @@ export function compareRecords(
   }
   const byseed = (r: MultiSeedRecord, k: string) =>
     sa.map((s) => r.runs.find((run) => run.seed === s)?.metrics[k] ?? null);
+  const constants: CompareResult['constants'] = [];
+  const compared = keys.filter((k) => {
+    const c = constantOf([...byseed(a.record, k), ...byseed(b.record, k)]);
+    if (c !== null) constants.push({ metric: k, value: c });
+    return c === null;
+  });
+  // Seeds whose value is not a finite number in either record drop out of a comparison: say which.
+  for (const k of compared) {
+    const badA = sa.filter((_, i) => !finiteNumber(byseed(a.record, k)[i]));
+    const badB = sa.filter((_, i) => !finiteNumber(byseed(b.record, k)[i]));
+    const bad = sa.filter((s) => badA.includes(s) || badB.includes(s));
+    if (bad.length === 0) continue;
+    const where = [
+      badA.length ? `in A: ${badA.join(',')}` : '',
+      badB.length ? `in B: ${badB.join(',')}` : '',
+    ].filter(Boolean);
+    notes.push(
+      bad.length === sa.length
+        ? `${k}: not compared, no seed has a finite value in both (not a finite number ${where.join('; ')})`
+        : `${k}: ${seedList(bad)} left out (not a finite number ${where.join('; ')}), n = ${sa.length - bad.length} of ${sa.length}`,
+    );
+  }
   const comparisons = compareSeries(
-    keys.map((k) => ({
+    compared.map((k) => ({
       arm: b.label,
       baseline: a.label,
       metric: k,
@@ -99,5 +219,7 @@ export function compareRecords(
     seeds: sa,
     comparisons,
     config_diff,
+    constants,
+    notes,
   };
 }

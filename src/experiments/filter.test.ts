@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
 import { LAB_ERROR_KIND } from '../core/errors.js';
 import { FILTER_ARMS, filter, successPerGeneratedAuc } from './filter.js';
+import { runSeeds } from './multiSeed.js';
 import { configOf, resolveConfig } from './options.js';
 import type { RunRecord } from './types.js';
 
@@ -115,5 +116,21 @@ describe('filter experiment options', () => {
     // success 0 over [0, 10], 1 over [10, 40]; budget 20 -> (0 x 10 + 1 x 10) / 20
     expect(successPerGeneratedAuc([0, 1], [10, 40], 20)).toBe(0.5);
     expect(successPerGeneratedAuc([0.5, 1], [10, 20], 20)).toBe(0.75);
+  });
+});
+
+describe('filter --seeds', () => {
+  it('carries comparisons: every arm vs keep on the paired measures, as the per-seed _minus_keep pairs', async () => {
+    const rec = await runSeeds(filter, resolveConfig(filter, [...small, 'updates=4']), [1, 2, 3]);
+    const comparisons = rec.comparisons ?? [];
+    const measures = ['success_per_update_auc', 'success_per_generated_auc', 'eval_success', 'kl_ref'];
+    expect(comparisons.map((c) => `${c.metric}.${c.arm}`)).toEqual(
+      measures.flatMap((m) => FILTER_ARMS.filter((a) => a !== 'keep').map((a) => `${m}.${a}`)),
+    );
+    for (const c of comparisons) {
+      expect(c.baseline).toBe('keep');
+      const perSeed = rec.runs.map((r) => r.metrics[`${c.metric}.${c.arm}_minus_keep`] as number);
+      expect(c.diff).toBeCloseTo(perSeed.reduce((a, b) => a + b, 0) / perSeed.length, 5);
+    }
   });
 });

@@ -517,5 +517,12 @@ export const filter: Experiment<typeof FILTER_OPTIONS> = {
   summary:
     'zero-variance groups: keep vs out of the denominator vs dynamic sampling vs KL masking, per update and per generated trajectory; exact vs tolerance rules',
   options: FILTER_OPTIONS,
+  // Headline comparisons with --seeds: every arm vs keep, on the measures of the per-seed
+  // `<measure>.<arm>_minus_keep` pairs (what scripts/filter-paired.ts tabulates for the docs).
+  comparisons: () => ({
+    baseline: 'keep',
+    arms: [...FILTER_ARMS],
+    metrics: ['success_per_update_auc', 'success_per_generated_auc', 'eval_success', 'kl_ref'],
+  }),
   run: runFilter,
 };

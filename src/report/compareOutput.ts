@@ -28,13 +28,22 @@ function header(r: CompareResult): string[] {
   ];
 }
 
+/** Lines after the table: what was not compared and why. */
+function footer(r: CompareResult): string[] {
+  return [
+    ...(r.constants.length
+      ? [
+          `the same in every seed of both records (not compared, not plotted): ${r.constants.map((c) => `${c.metric} = ${formatNumber(c.value)}`).join(', ')}`,
+        ]
+      : []),
+    ...r.notes.map((n) => `note: ${n}`),
+  ];
+}
+
 /** The terminal text of a comparison. */
 export function formatCompare(r: CompareResult): string {
-  return [
-    ...header(r),
-    '',
-    formatComparisons(r.comparisons, 'paired differences B − A (arm = B, baseline = A):'),
-  ].join('\n');
+  const table = formatComparisons(r.comparisons, 'paired differences B − A (arm = B, baseline = A):');
+  return [...header(r), '', ...(table ? [table] : []), ...footer(r)].join('\n');
 }
 
 /**
@@ -82,7 +91,7 @@ export async function writeCompareHtml(
   ]);
   await writeSimplePage(path, comparePlotSpecs(r, plan), {
     title: `compare: ${r.b.label} − ${r.a.label}`,
-    meta: header(r),
+    meta: [...header(r), ...footer(r)],
     sections: [
       {
         heading: 'Paired differences',

@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { LabError } from '../core/errors.js';
+import { runSweep } from '../experiments/sweep.js';
+import { truncation } from '../experiments/truncation.js';
 import type { RunRecord } from '../experiments/types.js';
 import { pngFileName, writeHtmlReport } from './html.js';
-import { writeFileAtomic } from './records.js';
+import { readRecord, toJson, writeFileAtomic } from './records.js';
 
 // The real writer, wrapped so the tests can see which files went through the atomic path.
 vi.mock('./records.js', async (importOriginal) => {
@@ -52,6 +54,60 @@ describe('writeHtmlReport', () => {
         join(dir, 'png', '02-group_kind_odd.png'),
       ]),
     );
+  });
+
+  it('titles an audit page by its dump, not "seed 0", with integer step ticks and the labs audit rerun line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
+    const audit = JSON.parse(
+      await readFile(new URL('../../docs/records/audit-generic-example.json', import.meta.url), 'utf8'),
+    ) as RunRecord;
+    const html = join(dir, 'audit.html');
+    await writeHtmlReport([audit], { html, png: null, sources: ['audit.json'] });
+    const page = await readFile(html, 'utf8');
+    expect(page).toContain('<title>audit — examples/generic-rollouts.jsonl</title>');
+    expect(page).not.toContain('seed 0');
+    expect(page).toContain('audit of examples/generic-rollouts.jsonl');
+    expect(page).toContain('rerun: <code class="rerun">labs audit examples/generic-rollouts.jsonl</code>');
+    const steps = [...page.matchAll(/aria-label="x-axis tick label">(.*?)<\/g>/g)].flatMap((m) =>
+      [...(m[1] as string).matchAll(/>([^<]*)<\/text>/g)].map((t) => t[1] as string),
+    );
+    expect(steps.length).toBeGreaterThan(1);
+    for (const t of steps) expect(t).toMatch(/^\d+$/);
+  });
+
+  it('reopens a sweep record written to disk: its own page, PNGs, constants named, no overlay', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-report-'));
+    const sweep = await runSweep(
+      truncation,
+      ['updates=10', 'eval_tasks=20', 'tasks_per_update=4'],
+      { key: 'budget', values: ['24', '30'] },
+      [1, 2],
+    );
+    const path = join(dir, 'record.json');
+    await writeFileAtomic(path, `${toJson(sweep)}\n`);
+    const data = await readRecord(path); // non-finite numbers come back as 'NaN' strings
+    const result = await writeHtmlReport([data], {
+      html: join(dir, 's.html'),
+      png: join(dir, 'png'),
+      sources: [path],
+    });
+    const page = await readFile(join(dir, 's.html'), 'utf8');
+    expect(page).toContain('<title>truncation — sweep of budget</title>');
+    expect(page).toContain(
+      '<li>rerun: labs run --experiment truncation --sweep budget=24,30 --seeds 1..2 --set updates=10 --set tasks_per_update=4 --set eval_tasks=20</li>',
+    );
+    expect(result.plotted.length).toBeGreaterThan(0);
+    expect(result.plotted.every((f) => f.startsWith('sweep'))).toBe(true);
+    expect(result.pngs).toHaveLength(result.plotted.length);
+    expect(await readdir(join(dir, 'png'))).toHaveLength(result.plotted.length);
+    expect(page.match(/<figure class="plot"/g)).toHaveLength(result.plotted.length);
+    const err = await writeHtmlReport([data, record], {
+      html: join(dir, 'x.html'),
+      png: null,
+      sources: [path, 'r.json'],
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'BAD_CLI' });
+    expect((err as Error).message).toContain(`${path} is a sweep record, which gets a page of its own`);
   });
 
   it('rejects a malformed record with BAD_RECORD naming its source, before writing anything', async () => {

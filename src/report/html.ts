@@ -7,16 +7,19 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
-import { experimentNames, loadExperiment } from '../experiments/registry.js';
+import type { SweepRecord } from '../experiments/sweep.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import { comparisonPlotSpecs } from './comparisonPlots.js';
-import { renderPage } from './page.js';
+import { type PagePlot, renderPage } from './page.js';
 import { planPlots, recordLabels } from './plotData.js';
 import { renderPlotSvg, svgToPng } from './plots.js';
-import { normalizeRecord } from './recordShape.js';
+import { isSweepData, normalizeRecord, normalizeSweepRecord } from './recordShape.js';
 import { writeFileAtomic } from './records.js';
-import { rerunCommand } from './rerun.js';
+import { auditRerunCommand, experimentDefaults, rerunCommand } from './rerun.js';
+import { writeSweepHtml } from './sweepHtml.js';
+import { sweepConstants } from './sweepPlots.js';
+import { formatNumber } from './text.js';
 
 export interface HtmlReportOptions {
   /** Output HTML file. */
@@ -42,32 +45,77 @@ export interface HtmlReportResult {
   omitted: string[];
 }
 
-/** The current defaults of a registered experiment's options, or null for an unknown experiment (e.g. `audit`). */
-async function defaultsOf(experiment: string): Promise<Record<string, unknown> | null> {
-  if (!experimentNames().includes(experiment)) return null;
-  const { options } = await loadExperiment(experiment);
-  return Object.fromEntries(Object.entries(options).map(([k, o]) => [k, o.default]));
-}
-
 /** `group_kind` -> `01-group_kind.png`: ordered, and safe on every file system. */
 export function pngFileName(index: number, family: string): string {
   return `${String(index + 1).padStart(2, '0')}-${family.replace(/[^A-Za-z0-9_.-]+/g, '_')}.png`;
 }
 
-/** Builds the page for `records` (several are overlaid for comparison) and writes it to `o.html`. */
+/** Writes one PNG per plot into `dir`, in page order; returns the files. */
+async function writePngs(plots: readonly PagePlot[], dir: string): Promise<string[]> {
+  const pngs: string[] = [];
+  await mkdir(dir, { recursive: true });
+  for (const [i, { spec, svg }] of plots.entries()) {
+    const path = join(dir, pngFileName(i, spec.family));
+    await writeFileAtomic(path, await svgToPng(svg));
+    pngs.push(path);
+  }
+  return pngs;
+}
+
+/** A sweep record's own page (sweepHtml.ts) and its PNGs; constants are reported as not plotted. */
+async function writeSweepReport(
+  data: unknown,
+  source: string,
+  o: HtmlReportOptions,
+): Promise<HtmlReportResult> {
+  const rec = normalizeSweepRecord(data, source);
+  const plots = await writeSweepHtml(rec, o.html, source);
+  let pngs: string[] = [];
+  try {
+    if (o.png) pngs = await writePngs(plots, o.png);
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot write the report's PNGs: ${(e as Error).message}`, { cause: e });
+  }
+  return {
+    html: o.html,
+    pngs,
+    plotted: plots.map((p) => p.spec.family),
+    omitted: sweepConstants(rec).map(
+      (c) => `'${c.metric}' not plotted: ${formatNumber(c.value)} at every ${rec.sweep.key} and seed`,
+    ),
+  };
+}
+
+/**
+ * Builds the page for `records` (several are overlaid for comparison) and writes it to `o.html`. A
+ * sweep record (`labs run --sweep ... --out`) gets the sweep page, and only alone.
+ */
 export async function writeHtmlReport(
-  records: (RunRecord | MultiSeedRecord)[],
+  records: readonly (RunRecord | MultiSeedRecord | SweepRecord)[],
   o: HtmlReportOptions,
 ): Promise<HtmlReportResult> {
   if (records.length === 0) throw new LabError('BAD_ARGUMENT', 'report: at least one record is needed');
   const sources = records.map((_, i) => o.sources[i] ?? `record ${i + 1}`);
+  const sweepAt = records.findIndex(isSweepData);
+  if (sweepAt >= 0) {
+    const source = sources[sweepAt] as string;
+    if (records.length > 1) {
+      throw new LabError(
+        'BAD_CLI',
+        `report: ${source} is a sweep record, which gets a page of its own (labs report ${source} --html OUT.html); it cannot be overlaid with other records`,
+        { details: { file: source } },
+      );
+    }
+    return writeSweepReport(records[0], source, o);
+  }
   const checked = records.map((r, i) => normalizeRecord(r, sources[i] as string));
   const labels = recordLabels(checked);
   const reruns = await Promise.all(
     checked.map(async (record, i) => {
       const given = o.reruns?.[i];
       if (given !== undefined) return given;
-      const defaults = await defaultsOf(record.experiment);
+      if (record.experiment === 'audit' && !('runs' in record)) return auditRerunCommand(record) ?? undefined;
+      const defaults = await experimentDefaults(record.experiment);
       return defaults ? rerunCommand(record, defaults) : undefined;
     }),
   );
@@ -84,18 +132,11 @@ export async function writeHtmlReport(
   const plots = [];
   for (const spec of plan.plots) plots.push({ spec, svg: await renderPlotSvg(spec) });
   const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });
-  const pngs: string[] = [];
+  let pngs: string[] = [];
   try {
     await mkdir(dirname(o.html), { recursive: true });
     await writeFileAtomic(o.html, page);
-    if (o.png) {
-      await mkdir(o.png, { recursive: true });
-      for (const [i, { spec, svg }] of plots.entries()) {
-        const path = join(o.png, pngFileName(i, spec.family));
-        await writeFileAtomic(path, await svgToPng(svg));
-        pngs.push(path);
-      }
-    }
+    if (o.png) pngs = await writePngs(plots, o.png);
   } catch (e) {
     throw new LabError('IO_ERROR', `cannot write the report: ${(e as Error).message}`, { cause: e });
   }

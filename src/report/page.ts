@@ -28,6 +28,11 @@ export interface PageInput {
   version: string;
 }
 
+/** A `labs audit` record: single-seed in shape, but its seed (0) means nothing; it has a dump path. */
+export function isAuditRecord(record: RunRecord | MultiSeedRecord): boolean {
+  return record.experiment === 'audit' && !('runs' in record) && typeof record.config.path === 'string';
+}
+
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(text: string): string {
   return text
@@ -67,10 +72,10 @@ export function htmlTable(
   return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
+/** What a record ran on: its seed(s), or for an audit record (which has no seed) the dump it read. */
 function seedText(record: RunRecord | MultiSeedRecord): string {
-  // An audit reads a real run's dump: it has no seed of its own.
-  if (!('runs' in record))
-    return record.experiment === 'audit' ? `dump ${String(record.config.path)}` : `seed ${record.seed}`;
+  if (isAuditRecord(record)) return `audit of ${String(record.config.path)}`;
+  if (!('runs' in record)) return `seed ${record.seed}`;
   const s = record.seeds;
   return `${s.length} seeds (${s.length > 6 ? `${s.slice(0, 3).join(', ')}, ..., ${s[s.length - 1]}` : s.join(', ')})`;
 }
@@ -276,9 +281,12 @@ code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-si
 export function renderPage(input: PageInput): string {
   const { records } = input;
   const experiments = [...new Set(records.map((r) => r.record.experiment))];
+  const only = (records[0] as PageRecord).record;
   const title =
     records.length === 1
-      ? `${experiments[0]} — ${seedText((records[0] as PageRecord).record)}`
+      ? isAuditRecord(only)
+        ? `audit — ${String(only.config.path)}`
+        : `${experiments[0]} — ${seedText(only)}`
       : `${experiments.join(' vs ')} — ${records.length} records compared`;
   const sources = records
     .map(

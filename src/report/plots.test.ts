@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import type { PlotSpec } from './plotData.js';
-import { categoryOrder, DASHES, legendLayout, PALETTE, renderPlotSvg, svgToPng } from './plots.js';
+import {
+  categoryOrder,
+  DASHES,
+  degenerateYDomain,
+  legendLayout,
+  PALETTE,
+  renderPlotSvg,
+  svgToPng,
+} from './plots.js';
 
 function spec(over: Partial<PlotSpec>): PlotSpec {
   return {
@@ -73,6 +81,73 @@ describe('renderPlotSvg', () => {
     const { group } = parse(await renderPlotSvg(spec({ points, band: true })));
     expect(group('area', '95% band')?.querySelectorAll('path').length).toBe(2);
     expect(group('line')?.querySelectorAll('path').length).toBe(2);
+  });
+
+  it('labels a constant series with readable ticks from 0 to its value (tick labels read back from the SVG)', async () => {
+    const ticks = (svg: string, axis: 'x' | 'y') =>
+      [...parse(svg).document.querySelectorAll(`g[aria-label="${axis}-axis tick label"] text`)].map((t) =>
+        (t.textContent ?? '').replace('\u2212', '-'),
+      );
+    // Before: one tick '400.000000', which the 56 px margin clipped to read '0.000000'.
+    const flat = spec({
+      series: ['n'],
+      points: [1, 2, 3].map((x) => ({ x, y: 400, lo: 400, hi: 400, series: 'n' })),
+      band: true,
+    });
+    const labels = ticks(await renderPlotSvg(flat), 'y');
+    expect(labels).toContain('0');
+    expect(labels).toContain('400');
+    for (const l of labels) expect(l).toMatch(/^-?\d{1,3}(\.\d{1,2})?$/);
+    // A constant 0 gets an axis around 0, labelled with one decimal at most.
+    const zero = ticks(
+      await renderPlotSvg(spec({ series: ['z'], points: [1, 2].map((x) => ({ x, y: 0, series: 'z' })) })),
+      'y',
+    );
+    expect(zero).toContain('0.0');
+    for (const l of zero) expect(l).toMatch(/^-?\d\.\d$/);
+    // Integer x (updates, steps) gets integer ticks only, not 1.5 / 2.5.
+    expect(ticks(await renderPlotSvg(flat), 'x')).toEqual(['1', '2', '3']);
+    const long = spec({
+      series: ['a'],
+      points: Array.from({ length: 150 }, (_, i) => ({ x: i + 1, y: i, series: 'a' })),
+    });
+    const xs = ticks(await renderPlotSvg(long), 'x');
+    expect(xs.length).toBeGreaterThan(3);
+    for (const l of xs) expect(Number.isInteger(Number(l))).toBe(true);
+  });
+
+  it("keeps Plot's own y domain for a stacked area of constant series (they stack to their sum)", () => {
+    const flat = spec({
+      kind: 'stacked-area',
+      points: [0, 1, 2].flatMap((x) => [
+        { x, y: 0.5, series: 'a' },
+        { x, y: 0.5, series: 'b' },
+      ]),
+    });
+    expect(degenerateYDomain(flat)).toBeUndefined();
+    expect(degenerateYDomain({ ...flat, points: flat.points.map((p) => ({ ...p, y: 0 })) })).toEqual([-1, 1]);
+    expect(degenerateYDomain({ kind: 'line', points: [{ x: 1, y: 384, series: 'a' }] })).toEqual([0, 384]);
+    expect(degenerateYDomain({ kind: 'line', points: [{ x: 1, y: -2, series: 'a' }] })).toEqual([-2, 0]);
+  });
+
+  it('draws a difference of exactly 0 with CI [0, 0] as a bar of height 0 on an axis around 0', async () => {
+    const svg = await renderPlotSvg(
+      spec({
+        kind: 'bar',
+        xLabel: 'arm',
+        series: ['d'],
+        points: [{ x: 'B', y: 0, lo: 0, hi: 0, series: 'd' }],
+        band: true,
+      }),
+    );
+    const { group, document } = parse(svg);
+    const rects = [...(group('bar')?.querySelectorAll('rect') ?? [])];
+    expect(rects.map((r) => Number(r.getAttribute('height')))).toEqual([0]);
+    const labels = [...document.querySelectorAll('g[aria-label="y-axis tick label"] text')].map(
+      (t) => t.textContent,
+    );
+    expect(labels).toContain('0.0');
+    expect(labels.length).toBeGreaterThan(2);
   });
 
   it('draws bars: one rect per (x, series)', async () => {

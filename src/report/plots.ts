@@ -234,6 +234,50 @@ export function categoryOrder(xs: readonly (number | string)[]): (number | strin
   return unique.every((x) => typeof x === 'number') ? (unique as number[]).sort((a, b) => a - b) : unique;
 }
 
+/**
+ * The y domain when Plot's own would be degenerate, else undefined (Plot picks it). Every finite
+ * y, lo and hi (and 0 for bars, which stand on a rule at 0; for a stacked area, 0 and the per-x
+ * sums) equal to one value c gives a zero-width
+ * domain, which Plot draws with a single tick padded to six decimals ('400.000000', clipped by the
+ * margin to '0.000000') and a bar of height 0 as a full-height bar. Then the axis runs from 0 to c
+ * (a constant reads as its height above 0), or [-1, 1] around a constant 0.
+ */
+export function degenerateYDomain(spec: Pick<PlotSpec, 'points' | 'kind'>): [number, number] | undefined {
+  let values = spec.points.flatMap((p) => [p.y, p.lo, p.hi]).filter((v): v is number => Number.isFinite(v));
+  if (spec.kind === 'stacked-area') {
+    // Drawn from 0 to the per-x sum of the series: those are its extent, not the single values.
+    const sums = new Map<number | string, number>();
+    for (const p of spec.points) if (Number.isFinite(p.y)) sums.set(p.x, (sums.get(p.x) ?? 0) + p.y);
+    values = [...sums.values()];
+  }
+  if (spec.kind === 'bar' || spec.kind === 'stacked-area') values.push(0);
+  if (values.length === 0) return undefined;
+  const c = values[0] as number;
+  if (values.some((v) => v !== c)) return undefined;
+  return c === 0 ? [-1, 1] : [Math.min(0, c), Math.max(0, c)];
+}
+
+/**
+ * Ticks of a numeric x axis whose values are all integers (updates, steps, epochs): integers only,
+ * every one up to 11 values, else multiples of a 1-2-5 step giving at most ~10 ticks. Plot's own
+ * ticks put 1.5 and 2.5 between steps 1, 2, 3. Undefined when some x is not an integer.
+ */
+export function integerTicks(xs: readonly (number | string)[]): number[] | undefined {
+  const nums = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  if (nums.length === 0 || nums.length !== xs.length || !nums.every(Number.isInteger)) return undefined;
+  let lo = nums[0] as number;
+  let hi = lo;
+  for (const x of nums) {
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  let step = 1;
+  for (let k = 1; (hi - lo) / step > 10; k++) step = [1, 2, 5][k % 3]! * 10 ** Math.floor(k / 3);
+  const ticks: number[] = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) ticks.push(t);
+  return ticks;
+}
+
 /** Renders one plot as a standalone SVG document string (with xmlns), width x (height + legend rows). */
 export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptions> = {}): Promise<string> {
   const o = { ...DEFAULTS, ...options };
@@ -245,10 +289,10 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
   const xValues = categoryOrder(spec.points.map((p) => p.x));
   // A band x axis labels every value; keep about 12 labels.
   const step = Math.max(1, Math.ceil(xValues.length / 12));
-  // Integer x values (steps, updates) get integer ticks: Plot's own ticks would put 1.5 between steps 1 and 2.
-  const integerX = !categoricalX && xValues.length > 0 && xValues.every((x) => Number.isInteger(x));
-  const xTicks =
-    categoricalX || (integerX && xValues.length <= 12) ? xValues.filter((_, i) => i % step === 0) : undefined;
+  const xTicks = categoricalX
+    ? xValues.filter((_, i) => i % step === 0)
+    : integerTicks(spec.points.map((p) => p.x));
+  const yDomain = degenerateYDomain(spec);
   const grouped = spec.kind === 'bar' && spec.series.length > 1;
   const svg = Plot.plot({
     document,
@@ -267,6 +311,7 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
           label: spec.xLabel,
           labelOffset: X_LABEL_OFFSET,
           ...(xTicks ? { ticks: xTicks } : {}),
+          ...(xTicks && !categoricalX ? { tickFormat: (d: number) => String(d) } : {}),
           ...(categoricalX ? { domain: xValues } : {}),
         },
     ...(grouped
@@ -279,7 +324,7 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
           },
         }
       : {}),
-    y: { label: spec.yLabel, grid: true },
+    y: { label: spec.yLabel, grid: true, ...(yDomain ? { domain: yDomain } : {}) },
     marks: [...dataMarks(Plot, spec), ...legendMarks(Plot, legend.items)],
   }) as unknown as SvgElementLike;
   if (spec.overlay && spec.kind === 'line') dashByRecord(svg, spec);

@@ -6,7 +6,15 @@
  * else is a BAD_RECORD error naming the file, the field and the position.
  */
 import { LabError } from '../core/errors.js';
-import type { Comparison, JsonValue, MultiSeedRecord, PlotHint, RunRecord } from '../experiments/types.js';
+import type { DoseRow, SweepRecord } from '../experiments/sweep.js';
+import type {
+  Comparison,
+  JsonValue,
+  MultiSeedRecord,
+  PlotHint,
+  RunRecord,
+  SummaryInterval,
+} from '../experiments/types.js';
 
 const NON_FINITE_SPELLINGS: Record<string, number> = {
   NaN: Number.NaN,
@@ -188,4 +196,74 @@ export function normalizeRecord(data: unknown, file: string): RunRecord | MultiS
   if (Array.isArray(data.comparisons)) record.comparisons = checkComparisons(data.comparisons, file);
   if (isObject(data.statistics)) record.statistics = data.statistics as Record<string, JsonValue>;
   return record;
+}
+
+/** True for what `labs run --sweep ... --out` writes: an object with `sweep`, `points` and `dose_response`. */
+export function isSweepData(data: unknown): boolean {
+  return (
+    isObject(data) && isObject(data.sweep) && Array.isArray(data.points) && Array.isArray(data.dose_response)
+  );
+}
+
+function decodePair(v: unknown, file: string, field: string): [number, number] {
+  if (!Array.isArray(v) || v.length !== 2) fail(file, field, `is ${describe(v)} (expected [lo, hi])`);
+  return [decodeNumber(v[0], file, `${field}[0]`), decodeNumber(v[1], file, `${field}[1]`)];
+}
+
+/**
+ * Validates a sweep record (src/experiments/sweep.ts `SweepRecord`) read from `file`: the swept key
+ * and values, the seeds, every point's multi-seed record (checked like any record) and every
+ * dose-response row, with non-finite spellings decoded to numbers. Throws BAD_RECORD naming the field.
+ */
+export function normalizeSweepRecord(data: unknown, file: string): SweepRecord {
+  if (!isObject(data) || !isObject(data.sweep))
+    return fail(file, 'sweep', 'is missing (expected {key, values})');
+  if (typeof data.experiment !== 'string') fail(file, 'experiment', 'is missing (expected a string)');
+  const { key, values } = data.sweep;
+  if (typeof key !== 'string') fail(file, 'sweep.key', `is ${describe(key)} (expected a string)`);
+  if (!Array.isArray(values)) fail(file, 'sweep.values', `is ${describe(values)} (expected an array)`);
+  if (!Array.isArray(data.seeds) || !data.seeds.every((x) => typeof x === 'number')) {
+    fail(file, 'seeds', `is ${describe(data.seeds)} (expected an array of numbers)`);
+  }
+  const points = (data.points as unknown[]).map((p, i) => {
+    if (!isObject(p)) fail(file, `points[${i}]`, `is ${describe(p)} (expected {value, record})`);
+    const record = normalizeRecord(p.record, `${file} points[${i}].record`);
+    if (!('runs' in record))
+      fail(file, `points[${i}].record`, 'is a single-seed record (expected a --seeds record)');
+    return { value: p.value as JsonValue, record };
+  });
+  const dose = (data.dose_response as unknown[]).map((r, i): DoseRow => {
+    const at = `dose_response[${i}]`;
+    if (!isObject(r)) fail(file, at, `is ${describe(r)} (expected a row object)`);
+    if (typeof r.metric !== 'string')
+      fail(file, `${at}.metric`, `is ${describe(r.metric)} (expected a string)`);
+    if (typeof r.n !== 'number') fail(file, `${at}.n`, `is ${describe(r.n)} (expected a number)`);
+    const row: DoseRow = {
+      metric: r.metric,
+      arm: typeof r.arm === 'string' ? r.arm : '',
+      value: r.value as JsonValue,
+      mean: decodeNumber(r.mean, file, `${at}.mean`),
+      ci95: decodePair(r.ci95, file, `${at}.ci95`),
+      interval: (r.interval === 'bootstrap-percentile' ? 'bootstrap-percentile' : 't') as SummaryInterval,
+      n: r.n,
+    };
+    if (r.diff !== undefined) row.diff = decodeNumber(r.diff, file, `${at}.diff`);
+    if (r.diff_ci95 !== undefined) row.diff_ci95 = decodePair(r.diff_ci95, file, `${at}.diff_ci95`);
+    if (r.p_holm !== undefined) row.p_holm = decodeNumber(r.p_holm, file, `${at}.p_holm`);
+    return row;
+  });
+  return {
+    experiment: data.experiment,
+    sweep: { key, values: values as JsonValue[] },
+    seeds: data.seeds as number[],
+    version: typeof data.version === 'string' ? data.version : '?',
+    config: checkObject(data.config, file, 'config'),
+    baseline: typeof data.baseline === 'string' ? data.baseline : null,
+    points: points as SweepRecord['points'],
+    dose_response: dose,
+    timing: {
+      wall_ms:
+        isObject(data.timing) && typeof data.timing.wall_ms === 'number' ? data.timing.wall_ms : Number.NaN,
+    },
+  };
 }

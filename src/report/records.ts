@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
+import type { SweepRecord } from '../experiments/sweep.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
 
 /** JSON with non-finite numbers written as the strings 'NaN' / 'Infinity' / '-Infinity' (as the golden file does). */
@@ -64,8 +65,11 @@ export async function writeRecord(
   }
 }
 
-/** Reads a record file; a file that is not JSON or has no `experiment` is a BAD_RECORD error naming the file. */
-export async function readRecord(path: string): Promise<RunRecord | MultiSeedRecord> {
+/**
+ * Reads a record file: a RunRecord, a multi-seed record or a sweep record (`sweep` and `points`). A
+ * file that is not JSON, has no `experiment` or is none of these is a BAD_RECORD error naming the file.
+ */
+export async function readRecord(path: string): Promise<RunRecord | MultiSeedRecord | SweepRecord> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -94,6 +98,7 @@ export async function readRecord(path: string): Promise<RunRecord | MultiSeedRec
     });
   }
   const rec = data as Record<string, unknown>;
+  if ('sweep' in rec && 'points' in rec) return data as SweepRecord;
   if (!('runs' in rec) && (typeof rec.metrics !== 'object' || rec.metrics === null)) {
     throw new LabError('BAD_RECORD', `${path}: not a RunRecord (no "metrics" object)`, {
       details: { file: path },

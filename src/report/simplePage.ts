@@ -55,12 +55,15 @@ ${input.sections.map((s) => `<h2>${escapeHtml(s.heading)}</h2>\n${s.html}`).join
 `;
 }
 
-/** Draws `specs`, renders the page and writes it atomically to `path`. Errors: IO_ERROR naming the file. */
+/**
+ * Draws `specs`, renders the page and writes it atomically to `path`; returns the drawn plots (for
+ * PNGs). Errors: IO_ERROR naming the file.
+ */
 export async function writeSimplePage(
   path: string,
   specs: readonly PlotSpec[],
   page: Omit<SimplePageInput, 'plots'>,
-): Promise<void> {
+): Promise<PagePlot[]> {
   const plots: PagePlot[] = [];
   for (const spec of specs) plots.push({ spec, svg: await renderPlotSvg(spec) });
   try {
@@ -72,4 +75,5 @@ export async function writeSimplePage(
       details: { file: path },
     });
   }
+  return plots;
 }

@@ -1,16 +1,23 @@
 /** `labs run --sweep ... --html`: the dose-response plots and tables of a sweep as one HTML page. */
 import type { SweepRecord } from '../experiments/sweep.js';
 import { VERSION } from '../experiments/version.js';
-import { htmlTable } from './page.js';
+import { htmlTable, type PagePlot } from './page.js';
+import { experimentDefaults, sweepRerunCommand } from './rerun.js';
 import { writeSimplePage } from './simplePage.js';
-import { sweepPlotSpecs } from './sweepPlots.js';
+import { sweepConstants, sweepPlotSpecs } from './sweepPlots.js';
 import { formatNumber } from './text.js';
 
 const ci = (c: readonly [number, number] | undefined) =>
   c ? `[${formatNumber(c[0])}, ${formatNumber(c[1])}]` : undefined;
 
-/** Writes the sweep page to `path`: the plots of {@link sweepPlotSpecs}, then every dose-response row. */
-export async function writeSweepHtml(rec: SweepRecord, path: string, source: string): Promise<void> {
+/**
+ * Writes the sweep page to `path`: the command that reruns it (for a registered experiment), the
+ * plots of {@link sweepPlotSpecs}, the metrics constant across the sweep as text, then every
+ * dose-response row. Returns the drawn plots (for PNGs).
+ */
+export async function writeSweepHtml(rec: SweepRecord, path: string, source: string): Promise<PagePlot[]> {
+  const defaults = await experimentDefaults(rec.experiment);
+  const rerun = defaults ? sweepRerunCommand(rec, defaults) : undefined;
   const rows = rec.dose_response.map((r) => [
     r.metric,
     r.arm || '-',
@@ -23,12 +30,19 @@ export async function writeSweepHtml(rec: SweepRecord, path: string, source: str
     ci(r.diff_ci95),
     r.p_holm === undefined ? undefined : Number(formatNumber(r.p_holm, 3)),
   ]);
-  await writeSimplePage(path, sweepPlotSpecs(rec), {
+  const constants = sweepConstants(rec);
+  return writeSimplePage(path, sweepPlotSpecs(rec), {
     title: `${rec.experiment} — sweep of ${rec.sweep.key}`,
     meta: [
       `record: ${source}`,
+      ...(rerun ? [`rerun: ${rerun}`] : []),
       `${rec.sweep.key} = ${rec.sweep.values.map((v) => JSON.stringify(v)).join(', ')}; ${rec.seeds.length} seeds per value, the same seeds at every value (common random numbers)`,
       `v${rec.version} · ${formatNumber(rec.timing.wall_ms / 1000, 3)} s`,
+      ...(constants.length
+        ? [
+            `the same at every ${rec.sweep.key} and seed (not plotted): ${constants.map((c) => `${c.metric} = ${formatNumber(c.value)}`).join(', ')}`,
+          ]
+        : []),
     ],
     sections: [
       {

@@ -11,13 +11,43 @@ function xOf(v: unknown): number | string {
   return typeof v === 'number' ? v : typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** The PlotSpecs of a sweep, in first-appearance order of the metrics: level plot, then difference plot. */
-export function sweepPlotSpecs(rec: SweepRecord): PlotSpec[] {
+function rowsByMetric(rec: SweepRecord): Map<string, DoseRow[]> {
   const byMetric = new Map<string, DoseRow[]>();
   for (const r of rec.dose_response) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), r]);
+  return byMetric;
+}
+
+/** The one value of `rows` when every arm at every value had it in every seed (interval [c, c]), else null. */
+function constantOf(rows: readonly DoseRow[]): number | null {
+  const c = rows[0]?.mean;
+  if (c === undefined || !Number.isFinite(c)) return null;
+  const same = rows.every((r) => r.mean === c && (r.n < 2 || (r.ci95[0] === c && r.ci95[1] === c)));
+  return same ? c : null;
+}
+
+/**
+ * Metrics of a sweep that are one constant at every value, arm and seed (config-like counts such as
+ * `eval_tasks`), in first-appearance order: not plotted (a flat line says nothing a number does not),
+ * listed as text instead.
+ */
+export function sweepConstants(rec: SweepRecord): { metric: string; value: number }[] {
+  const out: { metric: string; value: number }[] = [];
+  for (const [metric, rows] of rowsByMetric(rec)) {
+    const c = constantOf(rows);
+    if (c !== null) out.push({ metric, value: c });
+  }
+  return out;
+}
+
+/**
+ * The PlotSpecs of a sweep, in first-appearance order of the metrics: level plot, then difference
+ * plot. Metrics constant across the whole sweep ({@link sweepConstants}) get no plot.
+ */
+export function sweepPlotSpecs(rec: SweepRecord): PlotSpec[] {
   const banded = rec.seeds.length > 1;
   const specs: PlotSpec[] = [];
-  for (const [metric, rows] of byMetric) {
+  for (const [metric, rows] of rowsByMetric(rec)) {
+    if (constantOf(rows) !== null) continue;
     const series = [...new Set(rows.map((r) => r.arm || metric))];
     const points: PlotPoint[] = rows.map((r) => ({
       x: xOf(r.value),

@@ -33,6 +33,30 @@ describe('bootstrap intervals', () => {
     expect(bca.ci[1]).toBeGreaterThan(pct.ci[1]);
   });
 
+  it('counts a bootstrap mean equal to the estimate up to rounding as a tie (scale-equivariant)', () => {
+    // [0.1, 0.2, 0.3]: the estimate sums to 0.6000000000000001, a resample (0.3, 0.2, 0.1) to 0.6, so
+    // which resamples tie with the estimate depended on summation order (seed 2 put the lower end at
+    // 0.1 instead of 0.1333). The integers 1, 2, 3 sum exactly: the scaled sample must give the
+    // scaled interval, whatever the seed.
+    for (const [ints, scale] of [
+      [[1, 2, 3], 0.1],
+      [[3, 1, 2], 0.1],
+      [[1, 2, 2, 3, 4], 0.1],
+      [[1, 2, 3, 7], 0.01],
+    ] as [number[], number][]) {
+      for (let seed = 1; seed <= 5; seed++) {
+        const exact = bcaInterval(ints, new Rng(seed));
+        const scaled = bcaInterval(
+          ints.map((x) => x * scale),
+          new Rng(seed),
+        );
+        expect(scaled.method).toBe(exact.method);
+        expect(scaled.ci[0]).toBeCloseTo(exact.ci[0] * scale, 12);
+        expect(scaled.ci[1]).toBeCloseTo(exact.ci[1] * scale, 12);
+      }
+    }
+  });
+
   it('a constant list gives [c, c]', () => {
     expect(bcaInterval([0.3, 0.3, 0.3], new Rng(1)).ci).toEqual([0.3, 0.3]);
     expect(percentileInterval([0.3, 0.3, 0.3], new Rng(1)).ci).toEqual([0.3, 0.3]);

@@ -86,7 +86,7 @@ export function percentileInterval(
 /**
  * BCa (bias-corrected and accelerated) bootstrap interval of the mean (Efron 1987, JASA 82:171;
  * Efron & Tibshirani 1993, section 14.3). With θ̂ the mean, θ*_b the sorted bootstrap means and B resamples:
- *   z0 = Φ⁻¹((#{θ* < θ̂} + #{θ* = θ̂}/2) / B)                      (bias correction)
+ *   z0 = Φ⁻¹((#{θ* < θ̂} + #{θ* = θ̂}/2) / B)                      (bias correction; = up to rounding, countBelowAndTies)
  *   a  = Σ(θ̄₍.₎ − θ₍ᵢ₎)³ / (6·(Σ(θ̄₍.₎ − θ₍ᵢ₎)²)^{3/2})               (jackknife acceleration; θ₍ᵢ₎ = mean without i)
  *   α_k = Φ(z0 + (z0 + z_k)/(1 − a·(z0 + z_k)))  for z_k = Φ⁻¹((1∓level)/2)
  *   interval = [quantile(θ*, α_1), quantile(θ*, α_2)].
@@ -114,13 +114,8 @@ export function bcaInterval(
     resamples,
   };
   if (means[0] === means[resamples - 1]) return { ...percentile, method: 'bca' };
-  let below = 0;
-  let equal = 0;
-  for (const m of means) {
-    if (m < estimate) below++;
-    else if (m === estimate) equal++;
-  }
-  const z0 = normalQuantile((below + equal / 2) / resamples);
+  const { below, ties } = countBelowAndTies(means, estimate, values);
+  const z0 = normalQuantile((below + ties / 2) / resamples);
   if (!Number.isFinite(z0)) return percentile;
   // Jackknife: the mean without value i is (n·θ̂ − x_i)/(n − 1).
   let num = 0;
@@ -152,6 +147,33 @@ export function bcaInterval(
     method: 'bca',
     resamples,
   };
+}
+
+/**
+ * The counts behind BCa's bias correction z0: bootstrap means below the estimate, and ties. A
+ * resample that holds the same values as the sample (in another order) has the same mean in exact
+ * arithmetic, but summed in another order it can differ from the estimate by a few ulp, and whether
+ * it then counts as below, above or tied would depend on summation order (seen moving an interval
+ * end by 6e-4). So a mean within `tol` of the estimate is a tie, with `tol = n·ε·max|x|`: twice the
+ * bound on the rounding error of a mean of n values summed in any order ((n−1)·(ε/2)·Σ|x|/n).
+ * Shapes: sortedMeans [B], values [n].
+ */
+function countBelowAndTies(
+  sortedMeans: ArrayLike<number>,
+  estimate: number,
+  values: ArrayLike<number>,
+): { below: number; ties: number } {
+  let maxAbs = 0;
+  for (let i = 0; i < values.length; i++) maxAbs = Math.max(maxAbs, Math.abs(values[i] as number));
+  const tol = values.length * Number.EPSILON * maxAbs;
+  let below = 0;
+  let ties = 0;
+  for (let b = 0; b < sortedMeans.length; b++) {
+    const m = sortedMeans[b] as number;
+    if (Math.abs(m - estimate) <= tol) ties++;
+    else if (m < estimate) below++;
+  }
+  return { below, ties };
 }
 
 /** Guards against an ulp of rounding in the resampled means pushing an end outside [min, max] of the data. */

@@ -158,52 +158,65 @@ export function sequenceStatsOf(
 }
 
 /**
- * The same statistics as SQL aggregates over a relation with DOUBLE columns `old`, `roll` (one row
- * per loss token), grouped by sequence. Column aliases are the field names in snake case; the bins
- * are `bin{k}_n`, `bin{k}_abs`.
+ * The per-token values every aggregate below reads, computed once per token (a projection over a
+ * relation with DOUBLE columns `old`, `roll`; DuckDB does not share repeated subexpressions):
+ * `l`, `lc`, `el = exp(l)`, `elc = exp(lc)`, `a = |l|`, `p = exp(roll)`, `mix`.
+ */
+export const TOKEN_FEATURE_SQL: readonly string[] = Object.freeze([
+  'old - roll AS l',
+  `least(greatest(old - roll, -${CLAMP}.0), ${CLAMP}.0) AS lc`,
+  'exp(old - roll) AS el',
+  `exp(least(greatest(old - roll, -${CLAMP}.0), ${CLAMP}.0)) AS elc`,
+  'abs(old - roll) AS a',
+  'exp(roll) AS p',
+  'ln(0.5 * exp(old) + 0.5 * exp(roll)) AS mix',
+]);
+
+/**
+ * The same statistics as SQL aggregates over the feature relation (TOKEN_FEATURE_SQL plus `old`,
+ * `roll`; one row per loss token), grouped by sequence. Column aliases are the field names in snake
+ * case; the bins are `bin{k}_n`, `bin{k}_abs`. Each expression keeps the operation order of the
+ * TypeScript reference above.
  */
 export function sequenceStatSql(edges: readonly number[]): string[] {
-  const l = '(old - roll)';
-  const lc = `least(greatest(${l}, -${CLAMP}.0), ${CLAMP}.0)`;
-  const k3 = `(exp(${l}) - ${l} - 1)`;
-  const k2c = `(0.5 * ${lc} * ${lc})`;
-  const k3c = `(exp(${lc}) - 1 - ${lc})`;
-  const mix = 'ln(0.5 * exp(old) + 0.5 * exp(roll))';
+  const k3 = '(el - l - 1)';
+  const k2c = '(0.5 * lc * lc)';
+  const k3c = '(elc - 1 - lc)';
   const cols = [
     'count(*)::DOUBLE AS n',
     'sum(old) AS s_old',
     'sum(roll) AS s_roll',
-    `sum(${l}) AS s_l`,
-    `sum(${lc}) AS s_lc`,
-    `min(${l}) AS min_l`,
-    `max(${l}) AS max_l`,
+    'sum(l) AS s_l',
+    'sum(lc) AS s_lc',
+    'min(l) AS min_l',
+    'max(l) AS max_l',
     `sum(${k3}) AS s_k3`,
     `sum(${k3} * ${k3}) AS s_k3_sq`,
     `min(${k3}) AS min_k3`,
     `max(${k3}) AS max_k3`,
-    `sum(exp(${lc})) AS s_w`,
-    `sum(pow(exp(${lc}), 2)) AS s_w2`,
-    `sum(abs(${l})) AS s_abs`,
-    `sum(abs(${l}) * abs(${l})) AS s_abs2`,
-    `min(abs(${l})) AS min_abs`,
-    `max(abs(${l})) AS max_abs`,
-    `sum(exp(abs(${l}))) AS s_exp_abs`,
+    'sum(elc) AS s_w',
+    'sum(pow(elc, 2)) AS s_w2',
+    'sum(a) AS s_abs',
+    'sum(a * a) AS s_abs2',
+    'min(a) AS min_abs',
+    'max(a) AS max_abs',
+    'sum(exp(a)) AS s_exp_abs',
     `sum(${k2c}) AS s_k2c`,
     `min(${k2c}) AS min_k2c`,
     `max(${k2c}) AS max_k2c`,
     `sum(${k3c}) AS s_k3c`,
     `min(${k3c}) AS min_k3c`,
     `max(${k3c}) AS max_k3c`,
-    `sum(exp(-${l}) - 1 - (-${l})) AS s_policy_kl`,
-    `sum(0.5 * (exp(old - ${mix}) - (old - ${mix}) - 1) + 0.5 * (exp(roll - ${mix}) - (roll - ${mix}) - 1)) AS s_js`,
+    'sum(exp(-l) - 1 - (-l)) AS s_policy_kl',
+    'sum(0.5 * (exp(old - mix) - (old - mix) - 1) + 0.5 * (exp(roll - mix) - (roll - mix) - 1)) AS s_js',
   ];
   const last = edges.length - 2;
   for (let k = 0; k <= last; k++) {
     const lo = edges[k] as number;
     const hi = edges[k + 1] as number;
-    const cond = `exp(roll) >= ${lo} AND exp(roll) ${k === last ? '<=' : '<'} ${hi}`;
+    const cond = `p >= ${lo} AND p ${k === last ? '<=' : '<'} ${hi}`;
     cols.push(`count(*) FILTER (WHERE ${cond})::DOUBLE AS bin${k}_n`);
-    cols.push(`coalesce(sum(abs(${l})) FILTER (WHERE ${cond}), 0) AS bin${k}_abs`);
+    cols.push(`coalesce(sum(a) FILTER (WHERE ${cond}), 0) AS bin${k}_abs`);
   }
   return cols;
 }

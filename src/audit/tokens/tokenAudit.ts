@@ -19,7 +19,12 @@ import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { type DuckSession, openDuckSession } from '../duckdb.js';
 import { MismatchAccumulator } from './mismatchFold.js';
-import { DEFAULT_PROB_EDGES, sequenceStatSql, sequenceStatsFromRow } from './sequenceStats.js';
+import {
+  DEFAULT_PROB_EDGES,
+  sequenceStatSql,
+  sequenceStatsFromRow,
+  TOKEN_FEATURE_SQL,
+} from './sequenceStats.js';
 import {
   GENERIC_TOKEN_COLUMNS,
   listTokenDump,
@@ -44,6 +49,8 @@ export interface TokenAuditOptions {
   /** Files per DuckDB read (each file is one UNION ALL branch). */
   filesPerBatch?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Called after each phase with its wall time (profiling; the bench reads it). */
+  onPhase?: (phase: string, ms: number) => void;
 }
 
 /** The exponent clamp of verl's sequence-level IS (`SAFETY_BOUND = 20`). */
@@ -99,7 +106,14 @@ export async function runTokenAudit(
   try {
     await db.exec(`SET temp_directory = '${tempDir.replaceAll("'", "''")}'`);
     await db.exec('SET preserve_insertion_order = false');
+    let mark = performance.now();
+    const phase = (name: string) => {
+      const now = performance.now();
+      options.onPhase?.(name, now - mark);
+      mark = now;
+    };
     await loadTokens(db, dump, options.preset, cols, options.filesPerBatch ?? 16, options.onProgress);
+    phase('load');
     const bad = await badRows(db, dump);
     if (bad.count > 0 && !skip) {
       const first = bad.examples[0] as TokenBadRow;
@@ -120,7 +134,8 @@ export async function runTokenAudit(
     );
     const rows =
       await db.all(`SELECT any_value(step) AS step, any_value(task) AS task, ${[...statCols, ...whatIfCols].join(', ')}
-      FROM mm_good GROUP BY f, line`);
+      FROM (SELECT f, line, step, task, old, roll, ${TOKEN_FEATURE_SQL.join(', ')} FROM mm_good) GROUP BY f, line`);
+    phase('sequences');
     for (const row of rows) {
       const s = sequenceStatsFromRow(row, bins);
       const step = Number(row.step);
@@ -147,9 +162,11 @@ export async function runTokenAudit(
         { details: { file: path } },
       );
     }
-    const quantiles = await quantileRows(db);
+    phase('fold');
+    const { quantiles, tails } = await quantileRows(db);
+    phase('quantiles');
     const rounds = await roundRows(db);
-    const tails = await ratioTails(db);
+    phase('rounds');
     return buildTokenRecord({
       path,
       options,
@@ -232,39 +249,115 @@ interface QuantileRow {
 
 /**
  * p99 of |Δ| (linear interpolation, numpy's default, and the nearest rank ⌈0.99 n⌉-th smallest) and
- * the lower median of the per-token k3 (torch.median), overall and per step, exact (DuckDB sorts,
- * spilling beyond the memory limit).
+ * the lower median of the per-token k3 (torch.median), overall and per step, exact, in two scans of
+ * the loss tokens and without sorting them: the first counts the values per (step, bucket) on a
+ * fine monotone log grid (`BUCKET_SQL`, 64 buckets per octave), the second fetches only the values
+ * of the buckets that hold a wanted rank, which are sorted here. Memory: the bucket counts and a
+ * few buckets' values, whatever the dump's size.
  */
-async function quantileRows(db: DuckSession): Promise<QuantileRow[]> {
-  const values = `SELECT step, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good`;
-  const rows =
-    await db.all(`SELECT step, GROUPING(step) AS all_steps, count(*) AS n, quantile_cont(a, 0.99) AS p99_linear
-    FROM (${values}) GROUP BY GROUPING SETS ((step), ())`);
-  // Exact order statistics in one sort each, per step and overall (partition key NULL = all):
-  // the nearest rank ⌈0.99 n⌉ of |Δ| and the lower median ⌊(n − 1)/2⌋ + 1 of k3.
-  const order = async (col: 'a' | 'k', rank: string) => {
-    const out = new Map<number | null, number>();
-    for (const part of ['step', 'NULL']) {
-      const r = await db.all(`SELECT p, v FROM (
-          SELECT ${part} AS p, ${col} AS v, row_number() OVER (PARTITION BY ${part} ORDER BY ${col}) AS rn,
-            count(*) OVER (PARTITION BY ${part}) AS n FROM (${values}))
-        WHERE rn = ${rank}`);
-      for (const x of r) out.set(x.p === null ? null : Number(x.p), Number(x.v));
+async function quantileRows(
+  db: DuckSession,
+): Promise<{ quantiles: QuantileRow[]; tails: Record<string, JsonValue>[] }> {
+  const values =
+    'SELECT step, old - roll AS l, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good';
+  // The ratio's tail counts ride along in the same scan (tails table, ratioTails).
+  const tailCols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
+    `count(*) FILTER (WHERE l > ln(${tau})) AS h${i}`,
+    `count(*) FILTER (WHERE l < -ln(${tau})) AS l${i}`,
+  ]);
+  const counts =
+    await db.all(`SELECT step, ${bucketSql('a')} AS ba, ${bucketSql('k')} AS bk, count(*) AS n, ${tailCols.join(', ')}
+    FROM (${values}) GROUP BY ALL`);
+  const tails = ratioTails(counts);
+  // per step (and null = all): sorted bucket counts of a and of k
+  const hist = (col: 'ba' | 'bk') => {
+    const m = new Map<number | null, Map<number, number>>();
+    for (const r of counts) {
+      for (const key of [Number(r.step), null]) {
+        let h = m.get(key);
+        if (!h) {
+          h = new Map();
+          m.set(key, h);
+        }
+        h.set(Number(r[col]), (h.get(Number(r[col])) ?? 0) + Number(r.n));
+      }
     }
-    return out;
+    return m;
   };
-  const near = await order('a', 'ceil(0.99 * n)');
-  const med = await order('k', '(n - 1) // 2 + 1');
-  return rows.map((r) => {
-    const step = Number(r.all_steps) === 1 ? null : Number(r.step);
-    return {
-      step,
-      n: Number(r.n),
-      p99Linear: Number(r.p99_linear),
-      p99NearestRank: near.get(step) ?? Number.NaN,
-      mismatchKlMedian: med.get(step) ?? Number.NaN,
-    };
+  const ha = hist('ba');
+  const hk = hist('bk');
+  /** The bucket holding 0-based rank `r` and the rank's position inside it. */
+  const locate = (h: Map<number, number>, r: number): { bucket: number; offset: number } => {
+    let below = 0;
+    for (const b of [...h.keys()].sort((x, y) => x - y)) {
+      const c = h.get(b) as number;
+      if (r < below + c) return { bucket: b, offset: r - below };
+      below += c;
+    }
+    throw new Error(`rank ${r} beyond ${below} values`);
+  };
+  const keys = [...ha.keys()];
+  const wanted: { key: number | null; col: 'a' | 'k'; rank: number }[] = [];
+  for (const key of keys) {
+    const n = [...(ha.get(key) as Map<number, number>).values()].reduce((x, y) => x + y, 0);
+    const h = 0.99 * (n - 1);
+    wanted.push({ key, col: 'a', rank: Math.floor(h) }, { key, col: 'a', rank: Math.ceil(h) });
+    wanted.push(
+      { key, col: 'a', rank: Math.ceil(0.99 * n) - 1 },
+      { key, col: 'k', rank: Math.floor((n - 1) / 2) },
+    );
+  }
+  const located = wanted.map((w) => ({
+    ...w,
+    ...locate((w.col === 'a' ? ha : hk).get(w.key) as Map<number, number>, w.rank),
+  }));
+  // The wanted order statistics, by DuckDB over the few buckets that hold them (a bucket of many
+  // tied values is sorted by DuckDB, which spills, never brought into JavaScript).
+  const targets = located.map(
+    (w) => `('${w.col}', ${w.bucket}, ${w.key === null ? 'NULL::BIGINT' : w.key}, ${w.offset + 1})`,
+  );
+  const inBuckets = (col: 'a' | 'k') => {
+    const bs = [...new Set(located.filter((w) => w.col === col).map((w) => w.bucket))];
+    return bs.length > 0 ? `b${col} IN (${bs.join(', ')})` : 'false';
+  };
+  const ranked = (col: 'a' | 'k', byStep: boolean) =>
+    `SELECT '${col}' AS col, b${col} AS b, ${byStep ? 'step' : 'NULL::BIGINT'} AS key, ${col} AS v,
+       row_number() OVER (PARTITION BY b${col}${byStep ? ', step' : ''} ORDER BY ${col}) AS rn FROM sub WHERE ${inBuckets(col)}`;
+  const picked = await db.all(`WITH sub AS (
+      SELECT step, a, k, ${bucketSql('a')} AS ba, ${bucketSql('k')} AS bk FROM (${values})
+      WHERE ${inBuckets('a').replaceAll('ba', bucketSql('a'))} OR ${inBuckets('k').replaceAll('bk', bucketSql('k'))}),
+    targets(col, b, key, rn) AS (VALUES ${targets.join(', ')})
+    SELECT r.col, r.b, r.key, r.rn, r.v FROM (
+      ${ranked('a', true)} UNION ALL ${ranked('a', false)} UNION ALL ${ranked('k', true)} UNION ALL ${ranked('k', false)}) r
+    JOIN targets t ON r.col = t.col AND r.b = t.b AND r.key IS NOT DISTINCT FROM t.key AND r.rn = t.rn`);
+  const valueAt = (w: (typeof located)[number]): number => {
+    const hit = picked.find(
+      (r) =>
+        r.col === w.col &&
+        Number(r.b) === w.bucket &&
+        (r.key === null ? w.key === null : Number(r.key) === w.key) &&
+        Number(r.rn) === w.offset + 1,
+    );
+    return hit ? Number(hit.v) : Number.NaN;
+  };
+  const quantiles = keys.map((key) => {
+    const mine = located.filter((w) => w.key === key);
+    const [lo, hi, near, med] = mine.map(valueAt) as [number, number, number, number];
+    const n = [...(ha.get(key) as Map<number, number>).values()].reduce((x, y) => x + y, 0);
+    const frac = 0.99 * (n - 1) - Math.floor(0.99 * (n - 1));
+    // numpy's _lerp: a + (b − a)·t, or b − (b − a)·(1 − t) when t >= 0.5
+    const p99 = frac >= 0.5 ? hi - (hi - lo) * (1 - frac) : lo + (hi - lo) * frac;
+    return { step: key, n, p99Linear: p99, p99NearestRank: near, mismatchKlMedian: med };
   });
+  return { quantiles, tails };
+}
+
+/**
+ * A monotone integer bucket of a double: 0 for 0, ±(200000 + ⌊64·log2|x|⌋) by sign, so the buckets
+ * sort as the values do and each spans 1/64 of an octave.
+ */
+function bucketSql(col: string): string {
+  return `CASE WHEN ${col} > 0 THEN 200000 + floor(64 * log2(${col})) WHEN ${col} < 0 THEN -(200000 + floor(64 * log2(-${col}))) ELSE 0 END`;
 }
 
 /** The thresholds of the ratio's tail table (ρ = exp(Δ) above τ, below 1/τ). */
@@ -276,16 +369,12 @@ export const RATIO_TAIL_TAUS: readonly number[] = Object.freeze([
  * The ratio's tail, overall: for each τ, the fraction of loss tokens with ρ > τ, with ρ < 1/τ, and
  * either (AReaL's two-sided F(τ)); a complementary CDF of |Δ| at Δ = ln τ.
  */
-async function ratioTails(db: DuckSession): Promise<Record<string, JsonValue>[]> {
-  const cols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
-    `count(*) FILTER (WHERE old - roll > ln(${tau})) AS h${i}`,
-    `count(*) FILTER (WHERE old - roll < -ln(${tau})) AS l${i}`,
-  ]);
-  const r = (await db.all(`SELECT count(*) AS n, ${cols.join(', ')} FROM mm_good`))[0] ?? {};
-  const n = Number(r.n);
+function ratioTails(counts: Record<string, unknown>[]): Record<string, JsonValue>[] {
+  const sum = (k: string) => counts.reduce((a, r) => a + Number(r[k]), 0);
+  const n = sum('n');
   return RATIO_TAIL_TAUS.map((tau, i) => {
-    const h = Number(r[`h${i}`]);
-    const l = Number(r[`l${i}`]);
+    const h = sum(`h${i}`);
+    const l = sum(`l${i}`);
     return {
       tau,
       log10_tau: Math.log10(tau),

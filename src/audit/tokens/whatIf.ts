@@ -95,9 +95,8 @@ export function buildCorrection(spec: WhatIfSpec): Correction {
 
 // ---------------------------------------------------------------- verl
 
-const L = '(old - roll)';
-const LC = `least(greatest(${L}, -${CLAMP}.0), ${CLAMP}.0)`;
-const STAT_SQL = [`(-${LC})`, `(0.5 * ${LC} * ${LC})`, `(exp(${LC}) - 1 - ${LC})`] as const;
+// Over the feature relation of sequenceStats.ts TOKEN_FEATURE_SQL (lc = clamped Δ, elc = exp(lc)).
+const STAT_SQL = ['(-lc)', '(0.5 * lc * lc)', '(elc - 1 - lc)'] as const;
 
 interface RuleState {
   rule: RsRule;
@@ -214,7 +213,7 @@ class VerlCorrection implements Correction {
   sql(p: string): string[] {
     const cols: string[] = [];
     if (this.isLevel === 'token') {
-      const w = `exp(${LC})`;
+      const w = 'elc';
       const c = `least(greatest(${w}, ${1 / this.tau}), ${this.tau})`;
       cols.push(`count(*) FILTER (WHERE ${w} > ${this.tau})::DOUBLE AS ${p}_is_high`);
       cols.push(`count(*) FILTER (WHERE ${w} < ${1 / this.tau})::DOUBLE AS ${p}_is_low`);

@@ -51,6 +51,29 @@ describe('labs audit (CLI)', () => {
     expect(cliCode(['audit', 'd/', '--memory-limit', 'lots'])).toBe('BAD_CLI');
   });
 
+  it('refuses a pass value that is not above the fail value (exit 2): groups would be misclassified', () => {
+    // --pass-value 0 --fail-value 1 used to run and call every all-right group all_wrong; with
+    // pass == fail an all-equal group at that value would be all_wrong while its samples count as correct
+    for (const [pass, fail] of [
+      ['0', '1'],
+      ['0.5', '0.5'],
+    ] as const) {
+      const argv = ['audit', 'd/', '--pass-value', pass, '--fail-value', fail];
+      expect(() => parseCli(argv)).toThrow(
+        new RegExp(`^--pass-value ${pass} must be greater than --fail-value ${fail}`),
+      );
+      expect(cliCode(argv)).toBe('BAD_CLI');
+      let err: unknown = null;
+      try {
+        parseCli(argv);
+      } catch (e) {
+        err = e;
+      }
+      expect(exitCodeFor(err)).toBe(2);
+    }
+    expect(parseAudit(['audit', 'd/', '--pass-value', '0.5', '--fail-value', '0.4']).passValue).toBe(0.5);
+  });
+
   it('parses the TRL and zero-variance options, and rejects bad values naming the option', () => {
     const p = parseAudit([
       'audit',

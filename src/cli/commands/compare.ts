@@ -7,14 +7,31 @@ import { compareRecords } from '../../experiments/compareRecords.js';
 import { experimentNames, loadExperiment } from '../../experiments/registry.js';
 import type { ComparisonPlan, MultiSeedRecord } from '../../experiments/types.js';
 import { formatCompare, writeCompareHtml } from '../../report/compareOutput.js';
+import { isAuditRecord } from '../../report/page.js';
 import { recordLabels } from '../../report/plotData.js';
-import { normalizeRecord } from '../../report/recordShape.js';
+import { isSweepData, normalizeRecord, normalizeSweepRecord } from '../../report/recordShape.js';
 import { readRecord, toJson } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 
 async function readMulti(path: string): Promise<MultiSeedRecord> {
-  const rec = normalizeRecord(await readRecord(path), path);
+  const data = await readRecord(path);
+  if (isSweepData(data)) {
+    const sweep = normalizeSweepRecord(data, path);
+    throw new LabError(
+      'BAD_CLI',
+      `compare: ${path} is a sweep record (${sweep.experiment}, ${sweep.sweep.key} = ${sweep.sweep.values.map((v) => JSON.stringify(v)).join(', ')}); labs compare pairs two --seeds records. A sweep's values are compared within it (the dose-response table: each arm's paired difference at each value; labs report ${path} --html OUT.html draws them); to compare two of its values, run each as --seeds records (--set ${sweep.sweep.key}=...) and compare those`,
+      { details: { file: path } },
+    );
+  }
+  const rec = normalizeRecord(data, path);
+  if (isAuditRecord(rec)) {
+    throw new LabError(
+      'BAD_CLI',
+      `compare: ${path} is an audit record (labs audit of ${String(rec.config.path)}), not a --seeds record; paired differences need two --seeds records of one experiment. To put audits side by side: labs report ${path} OTHER.json --html OUT.html`,
+      { details: { file: path } },
+    );
+  }
   if (!('runs' in rec)) {
     throw new LabError(
       'BAD_CLI',

@@ -8,6 +8,7 @@ import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/t
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
+import { plotHint } from '../plotHint.js';
 import { createProgress } from '../progress.js';
 import { openSeedPool, type SeedPool } from '../seedPool.js';
 import { mark } from '../startupMarks.js';
@@ -102,7 +103,7 @@ async function runExperiment(
     const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
     mark('formatted');
     output.write(`${text}\n\nrecord: ${path}\n`);
-    if (htmlPath) output.write(`report: ${htmlPath}\n`);
+    output.write(htmlPath ? `report: ${htmlPath}\n` : `${plotHint(path, 'run')}\n`);
   }
   return 0;
 }

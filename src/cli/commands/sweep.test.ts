@@ -15,7 +15,7 @@ describe('labs run --sweep', () => {
       experiment: 'truncation',
       seeds: [1, 2],
       multi: true,
-      sets: ['updates=3', 'eval_tasks=10', 'tasks_per_update=4'],
+      sets: ['updates=10', 'eval_tasks=20', 'tasks_per_update=4'],
       sweep: { key: 'budget', values: ['22', '30'] },
       json: false,
       out: dir,

@@ -14,6 +14,7 @@ import type { SweepSpec } from '../../experiments/sweepSpec.js';
 import { runDirName, seedsDirLabel, toJson, writeFileAtomic } from '../../report/records.js';
 import { formatSweep } from '../../report/summaries/sweep.js';
 import type { ParsedCli } from '../parse.js';
+import { plotHint } from '../plotHint.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
@@ -63,7 +64,7 @@ export async function sweepCommand(
     output.write(`${toJson(record)}\n`);
   } else {
     output.write(`${formatSweep(record)}\n\nrecord: ${path}\n`);
-    if (htmlPath) output.write(`report: ${htmlPath}\n`);
+    output.write(htmlPath ? `report: ${htmlPath}\n` : `${plotHint(path, 'sweep')}\n`);
   }
   return 0;
 }

@@ -60,7 +60,7 @@ describe('labs audit --preset nemo-rl / prime-rl (CLI)', () => {
       }
       expect(record.tables.mismatch_by_step.map((r: { step: number }) => r.step)).toEqual([1, 2]);
       const page = readFileSync(html, 'utf8');
-      expect(page).toContain(`<title>audit — dump ${golden}${layout}</title>`);
+      expect(page).toContain(`<title>audit — ${golden}${layout}</title>`);
       expect(page).toMatch(
         /rerun: <code class="rerun">labs audit \S+ --preset \S+ --what-if rollout_is=token,rollout_is_threshold=2.0/,
       );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SweepRecord } from '../../experiments/sweep.js';
-import { sweepPlotSpecs } from '../sweepPlots.js';
+import { sweepConstants, sweepPlotSpecs } from '../sweepPlots.js';
 import { formatSweep } from './sweep.js';
 
 const rec: SweepRecord = {
@@ -68,5 +68,25 @@ describe('sweep summaries', () => {
     expect(specs[0]?.series).toEqual(['zero_score', 'drop']);
     expect(specs[0]?.points[0]).toEqual({ x: 24, y: 0.5, series: 'zero_score', lo: 0.4, hi: 0.6 });
     expect(specs[1]?.points).toEqual([{ x: 24, y: 0.3, series: 'drop − zero_score', lo: 0.2, hi: 0.4 }]);
+  });
+
+  it('leaves a metric constant at every value and seed out of the plots and lists it', () => {
+    const flat = (value: number) => ({
+      metric: 'eval_tasks',
+      arm: '',
+      value,
+      mean: 400,
+      ci95: [400, 400] as [number, number],
+      interval: 't' as const,
+      n: 3,
+    });
+    const withConstant: SweepRecord = {
+      ...rec,
+      baseline: null,
+      dose_response: [...rec.dose_response.map((r) => ({ ...r, arm: '' })), flat(24), flat(27)],
+    };
+    expect(sweepPlotSpecs(withConstant).map((s) => s.family)).toEqual(['sweep.verify_rate']);
+    expect(sweepConstants(withConstant)).toEqual([{ metric: 'eval_tasks', value: 400 }]);
+    expect(sweepConstants(rec)).toEqual([]);
   });
 });
