@@ -16,6 +16,7 @@ export interface TokenCliExtra {
   whatIf: string[];
   columns: { trainer?: string; rollout?: string; mask?: string; step?: string; task?: string };
   probEdges: number[] | null;
+  byRound: boolean;
   html: string | null;
 }
 
@@ -39,6 +40,10 @@ export function addTokenAuditOptions(audit: Command): void {
       '--prob-bins <edges>',
       'token presets: rollout-probability bin edges (default 0,0.01,0.1,0.5,0.9,1)',
     )
+    .option(
+      '--by-round',
+      'token presets: also the per-round table (a round = a run of consecutive loss tokens)',
+    )
     .option('--html <file>', 'also write the audit as a self-contained HTML page');
 }
 
@@ -49,7 +54,14 @@ function cliError(flag: string, message: string): LabError {
 export function tokenAuditOf(o: Record<string, unknown>, columns: Record<string, string>): TokenCliExtra {
   const token = isTokenPreset(String(o.preset));
   const whatIf = Array.isArray(o.whatIf) ? (o.whatIf as string[]) : [];
-  for (const flag of ['whatIf', 'trainerLogprobs', 'rolloutLogprobs', 'lossMask', 'probBins'] as const) {
+  for (const flag of [
+    'whatIf',
+    'trainerLogprobs',
+    'rolloutLogprobs',
+    'lossMask',
+    'probBins',
+    'byRound',
+  ] as const) {
     if (o[flag] !== undefined && !token) {
       const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
       throw cliError(
@@ -81,5 +93,11 @@ export function tokenAuditOf(o: Record<string, unknown>, columns: Record<string,
   if (typeof o.lossMask === 'string') cols.mask = o.lossMask;
   if (token && columns.step !== undefined) cols.step = columns.step;
   if (token && columns.task !== undefined) cols.task = columns.task;
-  return { whatIf, columns: cols, probEdges, html: typeof o.html === 'string' ? o.html : null };
+  return {
+    whatIf,
+    columns: cols,
+    probEdges,
+    byRound: o.byRound === true,
+    html: typeof o.html === 'string' ? o.html : null,
+  };
 }

@@ -52,7 +52,7 @@ const near = (a: unknown, b: number) => expect(a as number).toBeCloseTo(b, 12);
 
 describe('framework aliases, each as its code computes it', () => {
   it('NeMo-RL, prime-rl, TRL, OpenRLHF, slime, SkyRL', async () => {
-    const r = await runTokenAudit(dump(), { preset: 'generic-tokens' });
+    const r = await runTokenAudit(dump(), { preset: 'generic-tokens', byRound: true });
     const m = r.metrics;
     const tok: { prev: number; gen: number; seq: number }[] = [];
     SEQS.forEach((s, b) => {

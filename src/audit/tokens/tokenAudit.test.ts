@@ -154,7 +154,7 @@ let nemo: RunRecord;
 let prime: RunRecord;
 
 beforeAll(async () => {
-  nemo = await runTokenAudit(`${golden}nemo-rl`, { preset: 'nemo-rl', whatIf });
+  nemo = await runTokenAudit(`${golden}nemo-rl`, { preset: 'nemo-rl', whatIf, byRound: true });
   prime = await runTokenAudit(`${golden}prime-rl`, { preset: 'prime-rl', whatIf });
 }, 60_000);
 

@@ -8,8 +8,8 @@
  * table within `memoryLimit` and spills the rest to a temporary directory, so the process's memory
  * is bounded by the limit, not by the dump. Then: the sequences' sufficient statistics (one row
  * each, sequenceStats.ts) are streamed into float64 accumulators (mismatchFold.ts, whatIf.ts)
- * overall, per step and per task; the quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and
- * the per-round table are computed by DuckDB over `mm_tok`.
+ * overall, per step and per task; the quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and,
+ * with `byRound`, the per-round table are computed by DuckDB over `mm_tok`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,6 +46,11 @@ export interface TokenAuditOptions {
   probEdges: readonly number[];
   /** DuckDB memory limit; the loss tokens beyond it spill to disk. Default '1GB'. */
   memoryLimit?: string;
+  /**
+   * `--by-round`: the per-round table (a round = a run of consecutive loss tokens). Off by default:
+   * it sorts every loss token by sequence and position, which costs about as much as the rest.
+   */
+  byRound?: boolean;
   /** Files per DuckDB read (each file is one UNION ALL branch). */
   filesPerBatch?: number;
   onProgress?: (done: number, total: number) => void;
@@ -132,14 +137,26 @@ export async function runTokenAudit(
     const linesRead = Number(
       (await db.all('SELECT count(*) AS n FROM (SELECT DISTINCT f, line FROM mm_tok)'))[0]?.n ?? 0,
     );
+    const taskOf = new Map<string, string>();
+    for (const r of await db.all('SELECT f, line, task FROM mm_tok WHERE t = 1 AND task IS NOT NULL'))
+      taskOf.set(`${r.f}:${r.line}`, String(r.task));
+    const tailCols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
+      `count(*) FILTER (WHERE l > ln(${tau}))::DOUBLE AS tail_h${i}`,
+      `count(*) FILTER (WHERE l < -ln(${tau}))::DOUBLE AS tail_l${i}`,
+    ]);
+    const tailSums = new Float64Array(2 * RATIO_TAIL_TAUS.length);
     const rows =
-      await db.all(`SELECT any_value(step) AS step, any_value(task) AS task, ${[...statCols, ...whatIfCols].join(', ')}
-      FROM (SELECT f, line, step, task, old, roll, ${TOKEN_FEATURE_SQL.join(', ')} FROM mm_good) GROUP BY f, line`);
+      await db.all(`SELECT f, line, any_value(step) AS step, ${[...statCols, ...whatIfCols, ...tailCols].join(', ')}
+      FROM (SELECT f, line, step, old, roll, ${TOKEN_FEATURE_SQL.join(', ')} FROM mm_good) GROUP BY f, line`);
     phase('sequences');
     for (const row of rows) {
       const s = sequenceStatsFromRow(row, bins);
       const step = Number(row.step);
-      const task = row.task === null || row.task === undefined ? '(none)' : String(row.task);
+      const task = taskOf.get(`${row.f}:${row.line}`) ?? '(none)';
+      for (let i = 0; i < RATIO_TAIL_TAUS.length; i++) {
+        tailSums[2 * i] = (tailSums[2 * i] as number) + Number(row[`tail_h${i}`]);
+        tailSums[2 * i + 1] = (tailSums[2 * i + 1] as number) + Number(row[`tail_l${i}`]);
+      }
       let st = steps.get(step);
       if (!st) {
         st = newSlice(specs, bins);
@@ -163,9 +180,10 @@ export async function runTokenAudit(
       );
     }
     phase('fold');
-    const { quantiles, tails } = await quantileRows(db);
+    const quantiles = await quantileRows(db);
     phase('quantiles');
-    const rounds = await roundRows(db);
+    const tails = ratioTails(tailSums, overall.acc.tokens);
+    const rounds = options.byRound ? await roundRows(db) : [];
     phase('rounds');
     return buildTokenRecord({
       path,
@@ -218,8 +236,8 @@ async function loadTokens(
   }
   await db.exec(`CREATE TEMP TABLE mm_bad AS SELECT f, line, arg_min(problem, coalesce(t, 0)) AS problem
     FROM mm_tok WHERE problem IS NOT NULL GROUP BY f, line`);
-  await db.exec(`CREATE TEMP VIEW mm_good AS SELECT * FROM mm_tok t
-    WHERE problem IS NULL AND NOT EXISTS (SELECT 1 FROM mm_bad b WHERE b.f = t.f AND b.line = t.line)`);
+  await db.exec(`CREATE TEMP VIEW mm_good AS SELECT f, line, step, t, old, roll FROM mm_tok t
+    WHERE loss AND problem IS NULL AND NOT EXISTS (SELECT 1 FROM mm_bad b WHERE b.f = t.f AND b.line = t.line)`);
 }
 
 async function badRows(
@@ -255,24 +273,19 @@ interface QuantileRow {
  * of the buckets that hold a wanted rank, which are sorted here. Memory: the bucket counts and a
  * few buckets' values, whatever the dump's size.
  */
-async function quantileRows(
-  db: DuckSession,
-): Promise<{ quantiles: QuantileRow[]; tails: Record<string, JsonValue>[] }> {
-  const values =
-    'SELECT step, old - roll AS l, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good';
-  // The ratio's tail counts ride along in the same scan (tails table, ratioTails).
-  const tailCols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
-    `count(*) FILTER (WHERE l > ln(${tau})) AS h${i}`,
-    `count(*) FILTER (WHERE l < -ln(${tau})) AS l${i}`,
-  ]);
-  const counts =
-    await db.all(`SELECT step, ${bucketSql('a')} AS ba, ${bucketSql('k')} AS bk, count(*) AS n, ${tailCols.join(', ')}
-    FROM (${values}) GROUP BY ALL`);
-  const tails = ratioTails(counts);
+async function quantileRows(db: DuckSession): Promise<QuantileRow[]> {
+  const values = 'SELECT step, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good';
+  const grouped = await db.all(`SELECT step, GROUPING(ba) AS for_k, ba, bk, count(*) AS n
+    FROM (SELECT step, ${bucketSql('a')} AS ba, ${bucketSql('k')} AS bk FROM (${values}))
+    GROUP BY GROUPING SETS ((step, ba), (step, bk))`);
+  const counts = {
+    a: grouped.filter((r) => Number(r.for_k) === 0),
+    k: grouped.filter((r) => Number(r.for_k) === 1),
+  };
   // per step (and null = all): sorted bucket counts of a and of k
   const hist = (col: 'ba' | 'bk') => {
     const m = new Map<number | null, Map<number, number>>();
-    for (const r of counts) {
+    for (const r of counts[col === 'ba' ? 'a' : 'k']) {
       for (const key of [Number(r.step), null]) {
         let h = m.get(key);
         if (!h) {
@@ -349,7 +362,7 @@ async function quantileRows(
     const p99 = frac >= 0.5 ? hi - (hi - lo) * (1 - frac) : lo + (hi - lo) * frac;
     return { step: key, n, p99Linear: p99, p99NearestRank: near, mismatchKlMedian: med };
   });
-  return { quantiles, tails };
+  return quantiles;
 }
 
 /**
@@ -369,12 +382,10 @@ export const RATIO_TAIL_TAUS: readonly number[] = Object.freeze([
  * The ratio's tail, overall: for each τ, the fraction of loss tokens with ρ > τ, with ρ < 1/τ, and
  * either (AReaL's two-sided F(τ)); a complementary CDF of |Δ| at Δ = ln τ.
  */
-function ratioTails(counts: Record<string, unknown>[]): Record<string, JsonValue>[] {
-  const sum = (k: string) => counts.reduce((a, r) => a + Number(r[k]), 0);
-  const n = sum('n');
+function ratioTails(sums: Float64Array, n: number): Record<string, JsonValue>[] {
   return RATIO_TAIL_TAUS.map((tau, i) => {
-    const h = sum(`h${i}`);
-    const l = sum(`l${i}`);
+    const h = sums[2 * i] as number;
+    const l = sums[2 * i + 1] as number;
     return {
       tau,
       log10_tau: Math.log10(tau),

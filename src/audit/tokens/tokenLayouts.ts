@@ -286,17 +286,20 @@ export function tokenSql(
      WHEN ${v} > ${POSITIVE_LOGPROB_TOLERANCE} THEN '${name} is positive (' || CAST(${v} AS VARCHAR) || ') at a loss token (token ' || (t - 1) || '); a log-prob is <= 0'`;
   // Line problems first; then per token: the mask must be 0/1 everywhere, and the log-probs must
   // be finite and <= the tolerance where the token counts (mask · sample mask ≠ 0, t >= start).
-  return `SELECT f, line, step, task, t, old, roll,
+  // Kept: loss tokens, each line's position-1 row (it carries the line's task, stored once per line:
+  // the table holds ids and two doubles per token), and the rows that name a problem.
+  return `SELECT f, line, step, CASE WHEN t = 1 THEN task END AS task, t, old, roll,
+      coalesce(m * sm <> 0 AND t >= start, false) AS loss,
       coalesce(problem, CASE
         WHEN m IS NULL OR (m <> 0 AND m <> 1) THEN mask_name || ' is not 0/1 at token ' || (t - 1) || ': ' || coalesce(CAST(m AS VARCHAR), 'null')
         WHEN m * sm = 0 OR t < start THEN NULL
         ${check('old', names.old)} ${check('roll', names.roll)} END) AS problem
     FROM (
-      SELECT CAST(f AS INTEGER) AS f, CAST(line AS INTEGER) AS line, step, task, problem, start, sm, mask_name,
+      SELECT CAST(f AS INTEGER) AS f, CAST(line AS INTEGER) AS line, CAST(step AS INTEGER) AS step, task, problem, start, sm, mask_name,
         unnest(CASE WHEN problem IS NULL THEN range(1, len(old_l) + 1) ELSE [NULL::BIGINT] END)::INTEGER AS t,
         unnest(CASE WHEN problem IS NULL THEN old_l ELSE [NULL::DOUBLE] END) AS old,
         unnest(CASE WHEN problem IS NULL THEN roll_l ELSE [NULL::DOUBLE] END) AS roll,
         unnest(CASE WHEN problem IS NULL THEN mask_l ELSE [NULL::DOUBLE] END) AS m
       FROM (${lines}))
-    WHERE problem IS NOT NULL OR m IS NULL OR (m <> 0 AND m <> 1) OR (m * sm <> 0 AND t >= start)`;
+    WHERE problem IS NOT NULL OR t = 1 OR m IS NULL OR (m <> 0 AND m <> 1) OR (m * sm <> 0 AND t >= start)`;
 }

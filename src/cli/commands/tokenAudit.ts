@@ -21,6 +21,7 @@ export async function runTokenAuditCli(
     columns: p.tokenExtra.columns,
     skipBadRows: p.skipBadRows,
     whatIf: p.tokenExtra.whatIf,
+    byRound: p.tokenExtra.byRound,
     ...(p.tokenExtra.probEdges ? { probEdges: p.tokenExtra.probEdges } : {}),
     ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
     onProgress,
@@ -46,6 +47,7 @@ export function auditRerunLine(p: AuditCli): string {
   if (x.columns.rollout) words.push('--rollout-logprobs', x.columns.rollout);
   if (x.columns.mask) words.push('--loss-mask', x.columns.mask);
   if (x.probEdges) words.push('--prob-bins', x.probEdges.join(','));
+  if (x.byRound) words.push('--by-round');
   const e = p.auditExtra;
   if (e.groupSize !== null) words.push('--group-size', String(e.groupSize));
   if (e.rewardWeights !== null) words.push('--reward-weights', e.rewardWeights.join(','));
