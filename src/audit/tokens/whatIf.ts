@@ -18,6 +18,7 @@
 import { LabError } from '../../core/errors.js';
 import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
 import { parseRejectionRules, type RsRule } from '../../core/rolloutCorrection.js';
+import { FrameworkCorrection } from './frameworkWhatIf.js';
 import { ListStats, type MismatchAccumulator } from './mismatchFold.js';
 import type { SequenceStats } from './sequenceStats.js';
 
@@ -58,6 +59,11 @@ export function parseWhatIf(text: string): WhatIfSpec {
     const part = raw.trim();
     if (part === '') continue;
     const eq = part.indexOf('=');
+    if (eq < 0 && last === null && /^[a-z]+:[a-z_-]+$/.test(part)) {
+      // `trl:sequence_mask`, `openrlhf:icepop`: a framework's mode (frameworkWhatIf.ts)
+      values.mode = part;
+      continue;
+    }
     if (eq < 0) {
       if (last === null) throw bad(text, `'${part}' has no key (expected key=value)`);
       values[last] = `${values[last]},${part}`;
@@ -72,7 +78,10 @@ export function parseWhatIf(text: string): WhatIfSpec {
   }
   const first = Object.keys(values)[0];
   if (first === undefined) throw bad(text, 'is empty');
-  const family = WHAT_IF_FAMILIES.find((f) => Object.keys(values).every((k) => f.keys.includes(k)));
+  const family =
+    values.mode !== undefined
+      ? WHAT_IF_FAMILIES.find((f) => f.name === 'framework')
+      : WHAT_IF_FAMILIES.find((f) => Object.keys(values).every((k) => f.keys.includes(k)));
   if (!family) {
     const known = WHAT_IF_FAMILIES.map((f) => `${f.name}: ${f.keys.join(', ')}`).join('; ');
     throw bad(text, `unknown key(s) ${Object.keys(values).join(', ')} (known: ${known})`);
@@ -410,5 +419,12 @@ export const WHAT_IF_FAMILIES: readonly Family[] = [
     name: 'verl',
     keys: ['rollout_is', 'rollout_is_threshold', 'rollout_rs', 'rollout_rs_threshold'],
     build: (spec) => new VerlCorrection(spec),
+  },
+  {
+    // TRL's vllm_importance_sampling_modes and OpenRLHF's is_correction_types, `framework:mode` first,
+    // then the framework's own parameter names (src/core/extraCorrectionModes.ts)
+    name: 'framework',
+    keys: ['trl:<mode>', 'openrlhf:<type>'],
+    build: (spec) => new FrameworkCorrection(spec),
   },
 ];

@@ -148,16 +148,18 @@ export function formatTokenAudit(record: RunRecord): string {
     lines.push(
       table(
         ['what-if', 'masked tokens', 'masked seqs', 'IS mean', 'IS max', 'ESS'],
-        corr.map((r) => [
-          String(r.what_if),
-          r['rollout_corr/rollout_rs_masked_fraction'] === undefined
-            ? '-'
-            : pct(r['rollout_corr/rollout_rs_masked_fraction']),
-          r['rollout_corr/rollout_rs_masked_fraction'] === undefined ? '-' : `${r.rejected_sequences}`,
-          cell(r['rollout_corr/rollout_is_mean']),
-          cell(r['rollout_corr/rollout_is_max']),
-          cell(r['rollout_corr/rollout_is_eff_sample_size']),
-        ]),
+        corr.map((r) => {
+          // verl rows carry rollout_corr/...; TRL and OpenRLHF rows the verl-definition summary
+          const masked = r['rollout_corr/rollout_rs_masked_fraction'] ?? r.masked_fraction;
+          return [
+            String(r.what_if),
+            masked === undefined ? '-' : pct(masked),
+            masked === undefined ? '-' : `${r.rejected_sequences}`,
+            cell(r['rollout_corr/rollout_is_mean'] ?? r.is_mean),
+            cell(r['rollout_corr/rollout_is_max'] ?? r.is_max),
+            cell(r['rollout_corr/rollout_is_eff_sample_size'] ?? r.eff_sample_size),
+          ];
+        }),
       ),
     );
   }
