@@ -23,7 +23,7 @@ import { LabError } from '../../core/errors.js';
 import { findExtraCorrectionMode, resolveExtraCorrectionParams } from '../../core/extraCorrectionModes.js';
 import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
 import type { MismatchAccumulator } from './mismatchFold.js';
-import type { SequenceStats } from './sequenceStats.js';
+import { clampSql, type SequenceStats } from './sequenceStats.js';
 import type { Correction, WhatIfSpec } from './whatIf.js';
 
 type Kind = 'token-clamp' | 'token-mask' | 'row-ratio-clamp' | 'row-ratio-mask' | 'row-filter';
@@ -98,7 +98,7 @@ export class FrameworkCorrection implements Correction {
     const lo = sqlNum(this.lo);
     const hi = sqlNum(this.hi);
     if (this.kind === 'token-clamp') {
-      const w = `least(greatest(el, ${lo}), ${hi})`;
+      const w = clampSql('el', lo, hi);
       return [
         `sum(${w}) AS ${p}_s`,
         `sum(${w} * ${w}) AS ${p}_s2`,
@@ -111,8 +111,8 @@ export class FrameworkCorrection implements Correction {
       return [
         `coalesce(sum(el) FILTER (WHERE ${keep}), 0) AS ${p}_s`,
         `coalesce(sum(el * el) FILTER (WHERE ${keep}), 0) AS ${p}_s2`,
-        `max(CASE WHEN ${keep} THEN el ELSE 0 END) AS ${p}_max`,
-        `min(CASE WHEN ${keep} THEN el ELSE 0 END) AS ${p}_min`,
+        `max(CASE WHEN ${keep} THEN el WHEN el IS NOT NULL THEN 0 END) AS ${p}_max`,
+        `min(CASE WHEN ${keep} THEN el WHEN el IS NOT NULL THEN 0 END) AS ${p}_min`,
         `count(*) FILTER (WHERE NOT ${keep})::DOUBLE AS ${p}_rej`,
       ];
     }

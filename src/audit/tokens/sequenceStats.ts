@@ -15,6 +15,14 @@
  * and `exp(ℓ) − 1 − ℓ` differ in the last bits and the audit reproduces both to 1e-9 relative.
  */
 
+/**
+ * `clamp(x, lo, hi)` in SQL that stays NULL for NULL x (DuckDB's least/greatest skip NULLs, which
+ * would turn a non-loss row's NULL into a bound and count it).
+ */
+export function clampSql(x: string, lo: string, hi: string): string {
+  return `(CASE WHEN ${x} < ${lo} THEN ${lo} WHEN ${x} > ${hi} THEN ${hi} ELSE ${x} END)`;
+}
+
 /** Default rollout-probability bins: [0,0.01), [0.01,0.1), [0.1,0.5), [0.5,0.9), [0.9,1]. */
 export const DEFAULT_PROB_EDGES: readonly number[] = Object.freeze([0, 0.01, 0.1, 0.5, 0.9, 1]);
 
@@ -164,9 +172,9 @@ export function sequenceStatsOf(
  */
 export const TOKEN_FEATURE_SQL: readonly string[] = Object.freeze([
   'old - roll AS l',
-  `least(greatest(old - roll, -${CLAMP}.0), ${CLAMP}.0) AS lc`,
+  `${clampSql('(old - roll)', `-${CLAMP}.0`, `${CLAMP}.0`)} AS lc`,
   'exp(old - roll) AS el',
-  `exp(least(greatest(old - roll, -${CLAMP}.0), ${CLAMP}.0)) AS elc`,
+  `exp(${clampSql('(old - roll)', `-${CLAMP}.0`, `${CLAMP}.0`)}) AS elc`,
   'abs(old - roll) AS a',
   'exp(roll) AS p',
   'ln(0.5 * exp(old) + 0.5 * exp(roll)) AS mix',
@@ -174,7 +182,8 @@ export const TOKEN_FEATURE_SQL: readonly string[] = Object.freeze([
 
 /**
  * The same statistics as SQL aggregates over the feature relation (TOKEN_FEATURE_SQL plus `old`,
- * `roll`; one row per loss token), grouped by sequence. Column aliases are the field names in snake
+ * `roll`), grouped by sequence. Rows that are not loss tokens have NULL `old`/`roll`, so every
+ * feature is NULL there and no aggregate counts them (`count(l)`, FILTERs on NULL are false). Column aliases are the field names in snake
  * case; the bins are `bin{k}_n`, `bin{k}_abs`. Each expression keeps the operation order of the
  * TypeScript reference above.
  */
@@ -183,7 +192,7 @@ export function sequenceStatSql(edges: readonly number[]): string[] {
   const k2c = '(0.5 * lc * lc)';
   const k3c = '(elc - 1 - lc)';
   const cols = [
-    'count(*)::DOUBLE AS n',
+    'count(l)::DOUBLE AS n',
     'sum(old) AS s_old',
     'sum(roll) AS s_roll',
     'sum(l) AS s_l',

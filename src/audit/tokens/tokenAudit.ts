@@ -117,7 +117,19 @@ export async function runTokenAudit(
       options.onPhase?.(name, now - mark);
       mark = now;
     };
-    await loadTokens(db, dump, options.preset, cols, options.filesPerBatch ?? 16, options.onProgress);
+    const bins = edges.length - 1;
+    const overall = newSlice(specs, bins);
+    const statCols = sequenceStatSql(edges);
+    const whatIfCols = overall.corrections.flatMap((c, i) => c.sql(`w${i}`));
+    const tailCols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
+      `count(*) FILTER (WHERE l > ln(${tau}))::DOUBLE AS tail_h${i}`,
+      `count(*) FILTER (WHERE l < -ln(${tau}))::DOUBLE AS tail_l${i}`,
+    ]);
+    await loadSequences(db, dump, options.preset, cols, [...statCols, ...whatIfCols, ...tailCols], {
+      perBatch: options.filesPerBatch ?? 16,
+      byRound: options.byRound ?? false,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
     phase('load');
     const bad = await badRows(db, dump);
     if (bad.count > 0 && !skip) {
@@ -128,31 +140,16 @@ export async function runTokenAudit(
         { details: { file: first.file, line: first.line, badRows: bad.count } },
       );
     }
-    const bins = edges.length - 1;
-    const overall = newSlice(specs, bins);
     const steps = new Map<number, Slice>();
     const tasks = new Map<string, Slice>();
-    const statCols = sequenceStatSql(edges);
-    const whatIfCols = overall.corrections.flatMap((c, i) => c.sql(`w${i}`));
-    const linesRead = Number(
-      (await db.all('SELECT count(*) AS n FROM (SELECT DISTINCT f, line FROM mm_tok)'))[0]?.n ?? 0,
-    );
-    const taskOf = new Map<string, string>();
-    for (const r of await db.all('SELECT f, line, task FROM mm_tok WHERE t = 1 AND task IS NOT NULL'))
-      taskOf.set(`${r.f}:${r.line}`, String(r.task));
-    const tailCols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
-      `count(*) FILTER (WHERE l > ln(${tau}))::DOUBLE AS tail_h${i}`,
-      `count(*) FILTER (WHERE l < -ln(${tau}))::DOUBLE AS tail_l${i}`,
-    ]);
+    const linesRead = Number((await db.all('SELECT count(*) AS n FROM mm_seq'))[0]?.n ?? 0);
     const tailSums = new Float64Array(2 * RATIO_TAIL_TAUS.length);
-    const rows =
-      await db.all(`SELECT f, line, any_value(step) AS step, ${[...statCols, ...whatIfCols, ...tailCols].join(', ')}
-      FROM (SELECT f, line, step, old, roll, ${TOKEN_FEATURE_SQL.join(', ')} FROM mm_good) GROUP BY f, line`);
+    const rows = await db.all('SELECT * EXCLUDE (ls, ts) FROM mm_seq WHERE problem IS NULL AND n > 0');
     phase('sequences');
     for (const row of rows) {
       const s = sequenceStatsFromRow(row, bins);
       const step = Number(row.step);
-      const task = taskOf.get(`${row.f}:${row.line}`) ?? '(none)';
+      const task = row.task === null || row.task === undefined ? '(none)' : String(row.task);
       for (let i = 0; i < RATIO_TAIL_TAUS.length; i++) {
         tailSums[2 * i] = (tailSums[2 * i] as number) + Number(row[`tail_h${i}`]);
         tailSums[2 * i + 1] = (tailSums[2 * i + 1] as number) + Number(row[`tail_l${i}`]);
@@ -207,46 +204,61 @@ export async function runTokenAudit(
   }
 }
 
-async function loadTokens(
+/**
+ * The one read of the files: per batch of files, the loss-token relation (tokenLayouts.ts) grouped
+ * by sequence into `mm_seq`, one row per line: its step and task, its first problem (NULL for a
+ * good line), the sufficient statistics and the what-if aggregates, and the list of its Δ (`ls`,
+ * 8 bytes per loss token; the exact quantiles read it) and, with `byRound`, of its positions (`ts`).
+ * Non-loss rows (each line's position-1 row, which carries the task) enter with NULL log-probs, so
+ * no aggregate counts them.
+ */
+async function loadSequences(
   db: DuckSession,
   dump: TokenDump,
   preset: TokenPresetName,
   cols: TokenColumns,
-  perBatch: number,
-  onProgress?: (done: number, total: number) => void,
+  aggregates: readonly string[],
+  o: { perBatch: number; byRound: boolean; onProgress?: (done: number, total: number) => void },
 ): Promise<void> {
   const files = dump.files;
-  for (let i = 0; i < files.length; i += perBatch) {
-    const batch = files.slice(i, i + perBatch);
-    const sql = tokenSql(preset, batch, i, cols);
+  const features = `SELECT f, line, step, task, problem, t,
+      CASE WHEN loss AND problem IS NULL THEN old END AS old, CASE WHEN loss AND problem IS NULL THEN roll END AS roll`;
+  for (let i = 0; i < files.length; i += o.perBatch) {
+    const batch = files.slice(i, i + o.perBatch);
+    const sql = `SELECT f, line, any_value(step) AS step, any_value(task) AS task,
+        arg_min(problem, coalesce(t, 0)) FILTER (WHERE problem IS NOT NULL) AS problem,
+        ${aggregates.join(',\n        ')},
+        list(l ${o.byRound ? 'ORDER BY t' : ''}) FILTER (WHERE l IS NOT NULL) AS ls,
+        ${o.byRound ? 'list(t ORDER BY t) FILTER (WHERE l IS NOT NULL)' : 'NULL::INTEGER[]'} AS ts
+      FROM (SELECT *, ${TOKEN_FEATURE_SQL.join(', ')} FROM (${features} FROM (${tokenSql(preset, batch, i, cols)})))
+      GROUP BY f, line`;
     try {
-      await db.exec(i === 0 ? `CREATE TEMP TABLE mm_tok AS ${sql}` : `INSERT INTO mm_tok ${sql}`);
+      await db.exec(i === 0 ? `CREATE TEMP TABLE mm_seq AS ${sql}` : `INSERT INTO mm_seq ${sql}`);
     } catch (e) {
       const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
       throw new LabError(
         'PARSE_ERROR',
         `${batch[0]?.path}${batch.length > 1 ? ` (or one of the next ${batch.length - 1} files)` : ''}: ${message}`,
-        {
-          cause: e,
-          details: { file: batch[0]?.path },
-        },
+        { cause: e, details: { file: batch[0]?.path } },
       );
     }
-    onProgress?.(Math.min(i + perBatch, files.length), files.length);
+    o.onProgress?.(Math.min(i + o.perBatch, files.length), files.length);
   }
-  await db.exec(`CREATE TEMP TABLE mm_bad AS SELECT f, line, arg_min(problem, coalesce(t, 0)) AS problem
-    FROM mm_tok WHERE problem IS NOT NULL GROUP BY f, line`);
-  await db.exec(`CREATE TEMP VIEW mm_good AS SELECT f, line, step, t, old, roll FROM mm_tok t
-    WHERE loss AND problem IS NULL AND NOT EXISTS (SELECT 1 FROM mm_bad b WHERE b.f = t.f AND b.line = t.line)`);
+  // the loss tokens of the good lines, for the quantiles and the rounds
+  await db.exec(`CREATE TEMP VIEW mm_good AS SELECT step, unnest(ls) AS l FROM mm_seq WHERE problem IS NULL`);
 }
 
 async function badRows(
   db: DuckSession,
   dump: TokenDump,
 ): Promise<{ count: number; examples: TokenBadRow[] }> {
-  const count = Number((await db.all('SELECT count(*) AS n FROM mm_bad'))[0]?.n ?? 0);
+  const count = Number(
+    (await db.all('SELECT count(*) AS n FROM mm_seq WHERE problem IS NOT NULL'))[0]?.n ?? 0,
+  );
   if (count === 0) return { count, examples: [] };
-  const rows = await db.all('SELECT f, line, problem FROM mm_bad ORDER BY f, line LIMIT 5');
+  const rows = await db.all(
+    'SELECT f, line, problem FROM mm_seq WHERE problem IS NOT NULL ORDER BY f, line LIMIT 5',
+  );
   return {
     count,
     examples: rows.map((r) => ({
@@ -274,7 +286,7 @@ interface QuantileRow {
  * few buckets' values, whatever the dump's size.
  */
 async function quantileRows(db: DuckSession): Promise<QuantileRow[]> {
-  const values = 'SELECT step, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good';
+  const values = 'SELECT step, abs(l) AS a, (exp(l) - l - 1) AS k FROM mm_good';
   const grouped = await db.all(`SELECT step, GROUPING(ba) AS for_k, ba, bk, count(*) AS n
     FROM (SELECT step, ${bucketSql('a')} AS ba, ${bucketSql('k')} AS bk FROM (${values}))
     GROUP BY GROUPING SETS ((step, ba), (step, bk))`);
@@ -410,9 +422,10 @@ interface RoundRow {
  */
 async function roundRows(db: DuckSession): Promise<RoundRow[]> {
   const rows = await db.all(`SELECT round, count(DISTINCT (f, line)) AS sequences, count(*) AS tokens,
-      avg(abs(old - roll)) AS mean_abs_delta, avg(exp(old - roll) - (old - roll) - 1) AS k3_kl
-    FROM (SELECT f, line, old, roll, sum(CASE WHEN t = prev_t + 1 THEN 0 ELSE 1 END) OVER w2 AS round
-      FROM (SELECT f, line, t, old, roll, lag(t) OVER (PARTITION BY f, line ORDER BY t) AS prev_t FROM mm_good)
+      avg(abs(l)) AS mean_abs_delta, avg(exp(l) - l - 1) AS k3_kl
+    FROM (SELECT f, line, l, sum(CASE WHEN t = prev_t + 1 THEN 0 ELSE 1 END) OVER w2 AS round
+      FROM (SELECT f, line, t, l, lag(t) OVER (PARTITION BY f, line ORDER BY t) AS prev_t
+            FROM (SELECT f, line, unnest(ts) AS t, unnest(ls) AS l FROM mm_seq WHERE problem IS NULL))
       WINDOW w2 AS (PARTITION BY f, line ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
     GROUP BY round ORDER BY round`);
   return rows.map((r) => ({

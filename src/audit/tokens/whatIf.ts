@@ -20,7 +20,7 @@ import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
 import { parseRejectionRules, type RsRule } from '../../core/rolloutCorrection.js';
 import { FrameworkCorrection } from './frameworkWhatIf.js';
 import { ListStats, type MismatchAccumulator } from './mismatchFold.js';
-import type { SequenceStats } from './sequenceStats.js';
+import { clampSql, type SequenceStats } from './sequenceStats.js';
 
 const maskedMeanOf = (sum: number, count: number) => sum / (count + MASKED_MEAN_EPS);
 const CLAMP = 20;
@@ -223,7 +223,7 @@ class VerlCorrection implements Correction {
     const cols: string[] = [];
     if (this.isLevel === 'token') {
       const w = 'elc';
-      const c = `least(greatest(${w}, ${1 / this.tau}), ${this.tau})`;
+      const c = clampSql(w, String(1 / this.tau), String(this.tau));
       cols.push(`count(*) FILTER (WHERE ${w} > ${this.tau})::DOUBLE AS ${p}_is_high`);
       cols.push(`count(*) FILTER (WHERE ${w} < ${1 / this.tau})::DOUBLE AS ${p}_is_low`);
       cols.push(`sum(${c}) AS ${p}_is_c`, `sum(${c} * ${c}) AS ${p}_is_c2`);
@@ -231,10 +231,10 @@ class VerlCorrection implements Correction {
     const tokenKeeps: string[] = [];
     for (const [i, r] of this.rules.entries()) {
       if (!r.token) continue;
-      const stat = STAT_SQL[r.k - 1];
+      const stat = STAT_SQL[r.k - 1] as string;
       const keep = r.isK1 ? `(${stat} >= ${r.lo} AND ${stat} <= ${r.up})` : `(${stat} <= ${r.up})`;
       tokenKeeps.push(keep);
-      const c = `least(greatest(${stat}, ${r.isK1 ? r.lo : 0}), ${r.up})`;
+      const c = clampSql(stat, String(r.isK1 ? r.lo : 0), String(r.up));
       cols.push(`count(*) FILTER (WHERE ${stat} > ${r.up})::DOUBLE AS ${p}_r${i}_high`);
       cols.push(`count(*) FILTER (WHERE ${stat} < ${r.lo})::DOUBLE AS ${p}_r${i}_low`);
       cols.push(`sum(${c}) AS ${p}_r${i}_c`, `sum(${c} * ${c}) AS ${p}_r${i}_c2`);
