@@ -2,14 +2,15 @@
  * `labs audit DIR --preset nemo-rl | prime-rl | generic-tokens`: the training–inference mismatch
  * of a run, measured offline from its token-level dump (docs/audit.md, "Token-level dumps").
  *
- * Pipeline (one read of the JSON): DuckDB reads the files in batches and keeps only the loss tokens
- * (`old`, `roll`, step, task, sequence id) in the temp table `mm_tok`, plus one row per bad line or
- * bad loss token; prompt, tool-output and padding tokens are dropped at the scan. DuckDB holds that
- * table within `memoryLimit` and spills the rest to a temporary directory, so the process's memory
- * is bounded by the limit, not by the dump. Then: the sequences' sufficient statistics (one row
- * each, sequenceStats.ts) are streamed into float64 accumulators (mismatchFold.ts, whatIf.ts)
- * overall, per step and per task; the quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and,
- * with `byRound`, the per-round table are computed by DuckDB over `mm_tok`.
+ * Pipeline (one read of the JSON): DuckDB reads the files in batches, unnests each line, keeps the
+ * loss tokens and groups them by sequence in the same statement (`loadSequences`): one row per line
+ * in the temp table `mm_seq` with its step, task, first problem, sufficient statistics
+ * (sequenceStats.ts), the what-ifs' aggregates and the list of its Δ; prompt, tool-output and
+ * padding tokens never leave the scan. The sequences are then streamed into float64 accumulators
+ * (mismatchFold.ts, whatIf.ts, frameworkWhatIf.ts) overall, per step and per task; the exact
+ * quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and, with `byRound`, the per-round table
+ * read the lists. DuckDB keeps `mm_seq` within `memoryLimit` and spills the rest to a temporary
+ * directory.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
