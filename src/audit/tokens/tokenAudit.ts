@@ -19,6 +19,7 @@ import { LabError } from '../../core/errors.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { type DuckSession, openDuckSession } from '../duckdb.js';
+import { runArealAudit } from './arealAudit.js';
 import { MismatchAccumulator } from './mismatchFold.js';
 import {
   DEFAULT_PROB_EDGES,
@@ -98,6 +99,19 @@ export async function runTokenAudit(
   path: string,
   options: Partial<TokenAuditOptions> & { preset: TokenPresetName },
 ): Promise<RunRecord> {
+  if (options.preset === 'areal') {
+    if ((options.whatIf ?? []).length > 0 || options.byRound || options.probEdges) {
+      throw new LabError(
+        'BAD_CLI',
+        '--what-if, --by-round and --prob-bins need per-token log-probs; an AReaL dump has none (it has policy versions)',
+        { details: { field: '--preset' } },
+      );
+    }
+    return runArealAudit(path, {
+      skipBadRows: options.skipBadRows ?? false,
+      ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
+    });
+  }
   const started = performance.now();
   const edges = options.probEdges ?? DEFAULT_PROB_EDGES;
   checkEdges(edges);

@@ -170,3 +170,24 @@ export function formatTokenAudit(record: RunRecord): string {
   for (const note of record.notes ?? []) lines.push(`note: ${note}`);
   return lines.join('\n');
 }
+
+/** Terminal summary of an AReaL staleness audit (config.kind 'staleness'). */
+export function formatStalenessAudit(record: RunRecord): string {
+  const m = record.metrics;
+  const lines = [
+    `audit  ${String(record.config.path)}  preset areal  (${m.files} file(s), ${m.samples} samples, ${m.completion_tokens} completion tokens)`,
+    `version span (tail − head version of a trajectory): mean ${formatNumber(num(m.mean_version_span), 3)} per sample, ${formatNumber(num(m.token_weighted_version_span), 3)} per token, max ${m.max_version_span}; ${pct(m.off_policy_sample_fraction)} of samples span more than one policy`,
+    '',
+    table(
+      ['span', 'samples', 'tokens', 'mean reward'],
+      (record.tables.staleness_by_span ?? []).map((r) => [
+        cell(r.span),
+        cell(r.samples),
+        cell(r.tokens),
+        cell(r.mean_reward),
+      ]),
+    ),
+  ];
+  for (const note of record.notes ?? []) lines.push(`note: ${note}`);
+  return lines.join('\n');
+}
