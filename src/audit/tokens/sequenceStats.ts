@@ -129,7 +129,8 @@ export function sequenceStatsOf(
     const a = Math.abs(l);
     const k2c = 0.5 * lc * lc;
     const k3c = Math.exp(lc) - 1 - lc;
-    const mix = Math.log(0.5 * Math.exp(o) + 0.5 * Math.exp(r));
+    const mixExp = 0.5 * Math.exp(o) + 0.5 * Math.exp(r);
+    const mix = Math.log(mixExp);
     s.n++;
     s.sOld += o;
     s.sRoll += r;
@@ -155,7 +156,7 @@ export function sequenceStatsOf(
     s.minK3c = Math.min(s.minK3c, k3c);
     s.maxK3c = Math.max(s.maxK3c, k3c);
     s.sPolicyKl += Math.exp(-l) - 1 - -l;
-    s.sJs += 0.5 * (Math.exp(o - mix) - (o - mix) - 1) + 0.5 * (Math.exp(r - mix) - (r - mix) - 1);
+    s.sJs += 0.5 * (Math.exp(o) / mixExp - (o - mix) - 1) + 0.5 * (Math.exp(r) / mixExp - (r - mix) - 1);
     const bin = binOf(Math.exp(r), edges);
     if (bin >= 0) {
       (s.binN[bin] as number)++;
@@ -168,17 +169,27 @@ export function sequenceStatsOf(
 /**
  * The per-token values every aggregate below reads, computed once per token (a projection over a
  * relation with DOUBLE columns `old`, `roll`; DuckDB does not share repeated subexpressions):
- * `l`, `lc`, `el = exp(l)`, `elc = exp(lc)`, `a = |l|`, `p = exp(roll)`, `mix`.
+ * `l`, `lc`, `el = exp(l)`, `elc = exp(lc)`, `a = |l|`, `p = exp(roll)`, `eo = exp(old)`, `m_exp`, `mix`.
  */
-export const TOKEN_FEATURE_SQL: readonly string[] = Object.freeze([
-  'old - roll AS l',
-  `${clampSql('(old - roll)', `-${CLAMP}.0`, `${CLAMP}.0`)} AS lc`,
-  'exp(old - roll) AS el',
-  `exp(${clampSql('(old - roll)', `-${CLAMP}.0`, `${CLAMP}.0`)}) AS elc`,
-  'abs(old - roll) AS a',
-  'exp(roll) AS p',
-  'ln(0.5 * exp(old) + 0.5 * exp(roll)) AS mix',
+export const TOKEN_FEATURE_SQL: readonly (readonly string[])[] = Object.freeze([
+  // stage 1, from the two log-probs
+  [
+    'old - roll AS l',
+    `${clampSql('(old - roll)', `-${CLAMP}.0`, `${CLAMP}.0`)} AS lc`,
+    'abs(old - roll) AS a',
+    'exp(roll) AS p',
+    'exp(old) AS eo',
+  ],
+  // stage 2, from stage 1 (each exponential once per token). NeMo-RL's JS divergence needs
+  // M = ½e^old + ½e^roll; exp(old − ln M) is taken as e^old / M, equal up to rounding.
+  ['exp(l) AS el', 'exp(lc) AS elc', '0.5 * eo + 0.5 * p AS m_exp'],
+  ['ln(m_exp) AS mix'],
 ]);
+
+/** The feature relation over `source` (columns `old`, `roll`, ...): the stages nested as subqueries. */
+export function featureSql(source: string): string {
+  return TOKEN_FEATURE_SQL.reduce((inner, stage) => `SELECT *, ${stage.join(', ')} FROM (${inner})`, source);
+}
 
 /**
  * The same statistics as SQL aggregates over the feature relation (TOKEN_FEATURE_SQL plus `old`,
@@ -217,7 +228,7 @@ export function sequenceStatSql(edges: readonly number[]): string[] {
     `min(${k3c}) AS min_k3c`,
     `max(${k3c}) AS max_k3c`,
     'sum(exp(-l) - 1 - (-l)) AS s_policy_kl',
-    'sum(0.5 * (exp(old - mix) - (old - mix) - 1) + 0.5 * (exp(roll - mix) - (roll - mix) - 1)) AS s_js',
+    'sum(0.5 * (eo / m_exp - (old - mix) - 1) + 0.5 * (p / m_exp - (roll - mix) - 1)) AS s_js',
   ];
   const last = edges.length - 2;
   for (let k = 0; k <= last; k++) {

@@ -21,12 +21,7 @@ import { VERSION } from '../../experiments/version.js';
 import { type DuckSession, openDuckSession } from '../duckdb.js';
 import { runArealAudit } from './arealAudit.js';
 import { MismatchAccumulator } from './mismatchFold.js';
-import {
-  DEFAULT_PROB_EDGES,
-  sequenceStatSql,
-  sequenceStatsFromRow,
-  TOKEN_FEATURE_SQL,
-} from './sequenceStats.js';
+import { DEFAULT_PROB_EDGES, featureSql, sequenceStatSql, sequenceStatsFromRow } from './sequenceStats.js';
 import {
   GENERIC_TOKEN_COLUMNS,
   listTokenDump,
@@ -245,7 +240,7 @@ async function loadSequences(
         ${aggregates.join(',\n        ')},
         list(l ${o.byRound ? 'ORDER BY t' : ''}) FILTER (WHERE l IS NOT NULL) AS ls,
         ${o.byRound ? 'list(t ORDER BY t) FILTER (WHERE l IS NOT NULL)' : 'NULL::INTEGER[]'} AS ts
-      FROM (SELECT *, ${TOKEN_FEATURE_SQL.join(', ')} FROM (${features} FROM (${tokenSql(preset, batch, i, cols)})))
+      FROM (${featureSql(`${features} FROM (${tokenSql(preset, batch, i, cols)})`)})
       GROUP BY f, line`;
     try {
       await db.exec(i === 0 ? `CREATE TEMP TABLE mm_seq AS ${sql}` : `INSERT INTO mm_seq ${sql}`);
