@@ -227,6 +227,20 @@ describe('parseCli', () => {
   });
 });
 
+describe('audit: flags of one kind of preset refused on the other', () => {
+  it('refuses --metrics, --length-anatomy and --watch with a token-level preset, and --what-if with a reward preset', () => {
+    // before: --watch with --preset nemo-rl polled with the reward reader (a type error at best)
+    for (const flag of [['--metrics', 'log.csv'], ['--length-anatomy'], ['--watch']]) {
+      expect(() => parseCli(['audit', 'd', '--preset', 'nemo-rl', ...flag])).toThrow(
+        new RegExp(`^${flag[0]} applies to the reward presets`),
+      );
+    }
+    expect(() => parseCli(['audit', 'd', '--preset', 'generic', '--what-if', 'rollout_is=token'])).toThrow(
+      /--what-if applies to token-level presets/,
+    );
+  });
+});
+
 describe('parseSeeds', () => {
   it('accepts ranges and lists, rejects empty or malformed ranges', () => {
     expect(parseSeeds('1..3')).toEqual([1, 2, 3]);

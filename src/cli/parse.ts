@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
+import { TOKEN_PRESETS, type TokenPresetName } from '../audit/tokens/presetNames.js';
 import { LabError } from '../core/errors.js';
 import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
@@ -14,6 +15,7 @@ import { EXIT_CODES_HELP } from './errorOutput.js';
 import { addMetricsOptions, type MetricsCliExtra, metricsExtraOf } from './metricsOptions.js';
 import { parseShard, type Shard } from './shard.js';
 import { terminalColumns } from './terminal.js';
+import { addTokenAuditOptions, type TokenCliExtra, tokenAuditOf } from './tokenAuditOptions.js';
 
 /**
  * A seed: an integer in [0, 2^31-1]. A plain check rather than a zod schema: `labs --help` and
@@ -134,7 +136,7 @@ export type ParsedCli =
   | {
       command: 'audit';
       path: string;
-      preset: AuditPresetName;
+      preset: AuditPresetName | TokenPresetName;
       json: boolean;
       out: string | null;
       skipBadRows: boolean;
@@ -148,6 +150,8 @@ export type ParsedCli =
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
       auditExtra: AuditCliExtra & MetricsCliExtra;
+      /** Token-level presets' options (`--what-if`, generic-tokens columns, bins) and `--html`. */
+      tokenExtra: TokenCliExtra;
       /** `--force`: replace a record already in `--out`. */
       force: boolean;
       debug: boolean;
@@ -463,7 +467,9 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .description('diagnose real rollout dumps: zero-variance groups, per-task waste, token denominators')
     .argument('<path>', 'a dump directory or file')
     .addOption(
-      new Option('--preset <preset>', 'dump layout').choices(Object.keys(AUDIT_PRESETS)).default('generic'),
+      new Option('--preset <preset>', 'dump layout')
+        .choices([...Object.keys(AUDIT_PRESETS), ...TOKEN_PRESETS])
+        .default('generic'),
     )
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
@@ -479,6 +485,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
   addAuditExtraOptions(audit);
   addMetricsOptions(audit);
+  addTokenAuditOptions(audit);
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
@@ -495,7 +502,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     sink({
       command: 'audit',
       path,
-      preset: o.preset as AuditPresetName,
+      preset: o.preset as AuditPresetName | TokenPresetName,
       json: Boolean(o.json),
       out: typeof o.out === 'string' ? o.out : null,
       skipBadRows: Boolean(o.skipBadRows),
@@ -512,6 +519,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
         }),
         ...metricsExtraOf(o),
       },
+      tokenExtra: tokenAuditOf(o, columns),
       debug: debugOf(),
     });
   });

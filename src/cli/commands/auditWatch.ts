@@ -7,6 +7,7 @@
  * writes its summary and `--out` record, so the last state written equals a one-shot audit.
  */
 import { stat } from 'node:fs/promises';
+import type { AuditPresetName } from '../../audit/presets.js';
 import { auditPreset } from '../../audit/presets.js';
 import { readyFiles, type WatchState } from '../../audit/watch.js';
 import { LabError } from '../../core/errors.js';
@@ -57,7 +58,8 @@ export async function watchAudit(p: AuditCli): Promise<void> {
         const started = performance.now();
         try {
           const record = await runAudit(file, {
-            preset: p.preset,
+            // a token-level preset is refused with --watch at parse time (tokenAuditOptions.ts)
+            preset: p.preset as AuditPresetName,
             columns: p.columns,
             reward: p.reward,
             skipBadRows: p.skipBadRows,
