@@ -34,6 +34,8 @@ export type LabErrorCode =
   | 'BAD_VALUE'
   /** A record file that is not a RunRecord. */
   | 'BAD_RECORD'
+  /** A model checkpoint that is truncated, corrupted, of another format version or for another model. */
+  | 'BAD_CHECKPOINT'
   /** A browser or other external program the command needs is missing. */
   | 'MISSING_DEPENDENCY';
 
@@ -61,6 +63,7 @@ export const LAB_ERROR_KIND: Readonly<Record<LabErrorCode, 'usage' | 'runtime'>>
   MISSING_COLUMN: 'runtime',
   BAD_VALUE: 'runtime',
   BAD_RECORD: 'runtime',
+  BAD_CHECKPOINT: 'runtime',
   MISSING_DEPENDENCY: 'runtime',
 });
 

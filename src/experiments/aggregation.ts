@@ -16,7 +16,7 @@
 
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../core/aggLoss.js';
-import { armCurves, armTable, fixed, pairedDifferences, round6 } from './armReport.js';
+import { armCurves, armTable, fixed, levelReport, pairedDifferences, round6 } from './armReport.js';
 import { startStopwatch } from './stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from './tokenLab.js';
 import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from './tokenMeasures.js';
@@ -41,7 +41,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
   }));
 
   // --- training ---------------------------------------------------------------------------------------
-  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
+  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress, ctx.onInfo);
 
   // --- measurements -------------------------------------------------------------------------------------
   const { arms, metrics } = armTable(results, (r) => {
@@ -103,6 +103,9 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
       'eval_verify_rate',
     ]),
   );
+  // per-level held-out success and the warm start (neural policy; nothing for the table)
+  const levels = levelReport(results);
+  Object.assign(metrics, levels.metrics);
   const curves = armCurves(results, {
     success: (u) => u.success,
     failed_length: (u) => u.failedMeanLength,
@@ -124,8 +127,9 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
       weight_by_length: weightRows,
       failed_weight_by_length: failedWeightRows,
       policy: [results[0]?.policy ?? {}],
+      ...levels.tables,
     },
-    notes: [aggregationConclusion(results), ...aggregationCaveats(cfg.optimizer)],
+    notes: [aggregationConclusion(results), ...aggregationCaveats(cfg.optimizer), ...levels.notes],
     plots: {
       success: { title: 'Training success by loss_agg_mode', y: 'fraction of trajectories' },
       failed_length: { title: 'Mean length of failed trajectories', y: 'tokens' },

@@ -81,9 +81,29 @@ export interface ArmLearner {
   ): PpoUpdateStats;
 }
 
-/** The learner for `cfg.policy`, initialised from `init` (the seed's policy-init stream). */
-export function createLearner(cfg: LearnerConfig, init: Rng): ArmLearner {
-  return cfg.policy === 'neural' ? neuralLearner(cfg, init) : tableLearner(cfg);
+/**
+ * The learner for `cfg.policy`, initialised from `init` (the seed's policy-init stream); a neural
+ * learner starts instead from `initialParams` when given (a warm start, src/experiments/warmStart.ts).
+ */
+export function createLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Array): ArmLearner {
+  return cfg.policy === 'neural' ? neuralLearner(cfg, init, initialParams) : tableLearner(cfg);
+}
+
+/**
+ * The neural policy's model for `cfg` (vocabulary, a context for the longest prompt and budget,
+ * d_model, the observation-token output bias), its parameters drawn from `init`.
+ */
+export function createSequenceModel(cfg: LearnerConfig, init: Rng): SequenceModel {
+  const context = maxPromptLength(cfg.max_operand) + Math.max(cfg.budget, cfg.unbounded_budget ?? cfg.budget);
+  return new SequenceModel(
+    {
+      vocab: PROMPTED_VOCAB_SIZE,
+      context,
+      dModel: cfg.d_model,
+      outputBias: initialLogits(PROMPTED_VOCAB_SIZE, cfg.observation_logit_init),
+    },
+    init,
+  );
 }
 
 /** Initial logit per token: 0 for actions, `observationLogitInit` for observation tokens. */
@@ -121,17 +141,9 @@ function tableLearner(cfg: LearnerConfig): ArmLearner {
   };
 }
 
-function neuralLearner(cfg: LearnerConfig, init: Rng): ArmLearner {
-  const context = maxPromptLength(cfg.max_operand) + Math.max(cfg.budget, cfg.unbounded_budget ?? cfg.budget);
-  const model = new SequenceModel(
-    {
-      vocab: PROMPTED_VOCAB_SIZE,
-      context,
-      dModel: cfg.d_model,
-      outputBias: initialLogits(PROMPTED_VOCAB_SIZE, cfg.observation_logit_init),
-    },
-    init,
-  );
+function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Array): ArmLearner {
+  const model = createSequenceModel(cfg, init);
+  if (initialParams) model.params.set(initialParams);
   const optimizer = new Optimizer(model.size, { kind: cfg.optimizer, learningRate: cfg.neural_lr });
   let steps = 0;
   return {

@@ -84,3 +84,65 @@ export function percent(x: number): string {
 export function round6(x: number): number {
   return Number.isFinite(x) ? Number(x.toPrecision(6)) : x;
 }
+
+/** Nested objects as flat `a.b` keys (a table cell holds a scalar). */
+function flatten(value: Record<string, JsonValue>, prefix = '', out: Record<string, JsonValue> = {}) {
+  for (const [k, v] of Object.entries(value)) {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v, `${prefix}${k}.`, out);
+    else out[`${prefix}${k}`] = v;
+  }
+  return out;
+}
+
+/** What {@link levelReport} adds to a token-lab record: metrics, the `levels` table, the warm-start table and note. */
+export interface LevelReport {
+  metrics: Record<string, JsonValue>;
+  tables: Record<string, Record<string, JsonValue>[]>;
+  notes: string[];
+}
+
+/**
+ * Held-out success per task level (neural policy), and the warm start when there was one:
+ * - `metrics['eval_success_level_<k>.<arm>']`: each arm's held-out success on level-k tasks after RL;
+ * - `metrics['pretrain_pass_rate.level_<k>']` (init=sft): the pretrained policy's held-out pass rate
+ *   on the same tasks before RL (one pretraining shared by every arm, so one value per level);
+ * - `tables.levels`: one row per level (tasks, `pretrained`, one column per arm);
+ * - `tables.warm_start` and a note: the checkpoint the arms started from and what produced it.
+ * Empty for the tabular policy (its env has no levels), so its records are unchanged.
+ */
+export function levelReport(results: readonly ArmResult[]): LevelReport {
+  const out: LevelReport = { metrics: {}, tables: {}, notes: [] };
+  const first = results[0];
+  if (!first?.evaluationByLevel) return out;
+  const warm = first.warmStart;
+  if (warm) {
+    for (const l of warm.before) out.metrics[`pretrain_pass_rate.level_${l.level}`] = round6(l.success);
+  }
+  for (const r of results) {
+    for (const l of r.evaluationByLevel ?? []) {
+      out.metrics[`eval_success_level_${l.level}.${r.spec.arm}`] = round6(l.success);
+    }
+  }
+  out.tables.levels = first.evaluationByLevel.map((l, i) => {
+    const row: Record<string, JsonValue> = { level: l.level, tasks: l.tasks };
+    if (warm) row.pretrained = round6(warm.before[i]?.success ?? Number.NaN);
+    for (const r of results) row[r.spec.arm] = round6(r.evaluationByLevel?.[i]?.success ?? Number.NaN);
+    return row;
+  });
+  if (warm) {
+    out.tables.warm_start = [
+      { init: 'sft', checkpoint: warm.checkpoint, key: warm.key, ...flatten(warm.meta) },
+    ];
+    const rates = (pick: (i: number) => number | undefined) =>
+      first.evaluationByLevel
+        ?.map((l, i) => `level ${l.level} ${fixed(pick(i) ?? Number.NaN, 3)}`)
+        .join(', ');
+    const after = results
+      .map((r) => `${r.spec.arm}: ${rates((i) => r.evaluationByLevel?.[i]?.success)}`)
+      .join('; ');
+    out.notes.push(
+      `Warm start (init=sft): every arm started from the pretrained checkpoint ${warm.checkpoint === '' ? '(not cached)' : warm.checkpoint}. Held-out pass rate per level before RL: ${rates((i) => warm.before[i]?.success)}; after RL: ${after}.`,
+    );
+  }
+  return out;
+}

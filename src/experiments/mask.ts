@@ -20,6 +20,7 @@ import {
   armCurves,
   armTable,
   fixed,
+  levelReport,
   pairedDifferences,
   percent,
   round6,
@@ -55,7 +56,7 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
   ];
 
   // --- training ---------------------------------------------------------------------------------------
-  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
+  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress, ctx.onInfo);
 
   // --- measurements -------------------------------------------------------------------------------------
   const { arms, metrics } = armTable(results, (r) => {
@@ -88,6 +89,9 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
     ]),
   );
 
+  // per-level held-out success and the warm start (neural policy; nothing for the table)
+  const levels = levelReport(results);
+  Object.assign(metrics, levels.metrics);
   const curves = armCurves(results, {
     success: (u) => u.success,
     observation_token_action_rate: (u) => u.observationTokenActionRate,
@@ -108,8 +112,13 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
       arms,
       trajectory_accounting: trajectoryAccounting(results),
       policy: [results[0]?.policy ?? {}],
+      ...levels.tables,
     },
-    notes: [maskConclusion(correct, flipped, mode), ...maskCaveats(cfg.eval_tasks, cfg.policy)],
+    notes: [
+      maskConclusion(correct, flipped, mode),
+      ...maskCaveats(cfg.eval_tasks, cfg.policy),
+      ...levels.notes,
+    ],
     plots: {
       success: { title: 'Training success by mask', y: 'fraction of trajectories' },
       observation_token_action_rate: {

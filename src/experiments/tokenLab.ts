@@ -23,13 +23,18 @@ import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
 import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
 import { defineOptions, option } from './options.js';
 import {
+  type ArmEpisode,
   type ArmResult,
   type ArmSpec,
   type EpisodeMeasures,
+  type LevelSuccess,
   measureEpisodes,
+  successByLevel,
   type UpdateRecord,
+  type WarmStartInfo,
 } from './tokenMeasures.js';
 import { maskTruncatedRows, shapeBatch } from './truncationPolicy.js';
+import { WARM_START_OPTIONS, warmStart } from './warmStart.js';
 
 // --- config ------------------------------------------------------------------------------------------
 // Defaults: 16 tasks x 8 samples x 150 updates, 2 PPO epochs, clip 0.2, verl's unbiased std; the
@@ -137,6 +142,8 @@ export const TOKEN_LAB_OPTIONS = defineOptions({
     2,
     'neural env: how many thinks since the last tool call help (diminishing, then none)',
   ),
+  // init=sft: supervised warm start of the neural policy (warmStart.ts, docs/experiments/neural.md)
+  ...WARM_START_OPTIONS,
 });
 
 /**
@@ -168,7 +175,18 @@ export const NEURAL_POLICY_ONLY = {
   max_level: true,
   think_decay: true,
   think_cap: true,
-} as const;
+  ...Object.fromEntries(Object.keys(WARM_START_OPTIONS).map((k) => [k, true])),
+} as {
+  [K in
+    | 'policy'
+    | 'd_model'
+    | 'neural_lr'
+    | 'grad_clip'
+    | 'max_level'
+    | 'think_decay'
+    | 'think_cap'
+    | keyof typeof WARM_START_OPTIONS]: true;
+};
 
 /** Evaluation tasks of a seed for the tabular env: the same for every arm and every option except max_operand. */
 export function evaluationTasks(
@@ -183,11 +201,20 @@ export function evaluationTasks(
  * Held-out evaluation of the learner's current policy: `eval_tasks` tasks of the seed's evaluation
  * stream (the same for every arm and every option except max_operand), one sample each, at `budget`.
  */
-function evaluate(learner: ArmLearner, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
+function evaluationEpisodes(
+  learner: ArmLearner,
+  seed: number,
+  cfg: TokenLabConfig,
+  budget: number,
+): ArmEpisode[] {
   const root = new Rng(seed);
   const tasks = learner.sampleTasks(root.fork('token-lab/eval-tasks'), cfg.eval_tasks);
   const pick = root.fork('token-lab/eval-policy');
-  return measureEpisodes(learner.rollout(tasks, 1, pick, root.fork('token-lab/eval-noise'), budget));
+  return learner.rollout(tasks, 1, pick, root.fork('token-lab/eval-noise'), budget);
+}
+
+function evaluate(learner: ArmLearner, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
+  return measureEpisodes(evaluationEpisodes(learner, seed, cfg, budget));
 }
 
 /**
@@ -199,13 +226,15 @@ export function runTokenArm(
   cfg: TokenLabConfig,
   seed: number,
   onUpdate?: (done: number) => void,
+  initialParams?: Float64Array,
 ): ArmResult {
   // --- setup: seeded streams shared by every arm, the prior policy, the optimizer
   const root = new Rng(seed);
   const taskRng = root.fork('token-lab/train-tasks');
   const pick = root.fork('token-lab/train-policy');
   const noise = root.fork('token-lab/train-noise');
-  const learner = createLearner(cfg, root.fork('token-lab/policy-init')); // table or neural, see armLearners.ts
+  // table or neural (armLearners.ts); a warm-started neural arm starts from the pretrained parameters
+  const learner = createLearner(cfg, root.fork('token-lab/policy-init'), initialParams);
   const buckets: WeightBucket[] = [];
   const updates: UpdateRecord[] = [];
   let lastGroup: ArmResult['lastGroup'] = [];
@@ -270,10 +299,13 @@ export function runTokenArm(
   }
 
   // --- held-out evaluation (and, for truncation, with the budget lifted)
+  const held = evaluationEpisodes(learner, seed, cfg, cfg.budget);
+  const byLevel = successByLevel(held);
   return {
     spec,
     updates,
-    evaluation: evaluate(learner, seed, cfg, cfg.budget),
+    evaluation: measureEpisodes(held),
+    ...(byLevel.length ? { evaluationByLevel: byLevel } : {}),
     evaluationUnbounded:
       cfg.unbounded_budget === undefined ? null : evaluate(learner, seed, cfg, cfg.unbounded_budget),
     weightByLength: buckets,
@@ -283,15 +315,39 @@ export function runTokenArm(
   };
 }
 
-/** Runs every arm in order with one progress callback over all of them. */
+/**
+ * The held-out success per level of the policy `params` before any RL (the same evaluation tasks
+ * and streams as after training, so before and after are paired task by task).
+ */
+function passRateBefore(cfg: TokenLabConfig, seed: number, params: Float64Array): LevelSuccess[] {
+  const learner = createLearner(cfg, new Rng(seed).fork('token-lab/policy-init'), params);
+  return successByLevel(evaluationEpisodes(learner, seed, cfg, cfg.budget));
+}
+
+/**
+ * Runs every arm in order with one progress callback over all of them. With init=sft every arm
+ * starts from the same warm start (warmStart.ts: pretrained once, or read from the cache or
+ * `init_checkpoint`); `onInfo` gets a line saying where it came from.
+ */
 export function runArms(
   specs: readonly ArmSpec[],
   cfg: TokenLabConfig,
   seed: number,
   onProgress?: (done: number, total: number) => void,
+  onInfo?: (line: string) => void,
 ): ArmResult[] {
+  const start = warmStart(cfg, seed, onInfo);
+  const info: WarmStartInfo | undefined = start
+    ? {
+        checkpoint: start.checkpoint,
+        key: start.key,
+        meta: start.meta,
+        before: passRateBefore(cfg, seed, start.params),
+      }
+    : undefined;
   const total = specs.length * cfg.updates;
-  return specs.map((spec, i) =>
-    runTokenArm(spec, cfg, seed, (d) => onProgress?.(i * cfg.updates + d, total)),
-  );
+  return specs.map((spec, i) => {
+    const r = runTokenArm(spec, cfg, seed, (d) => onProgress?.(i * cfg.updates + d, total), start?.params);
+    return info ? { ...r, warmStart: info } : r;
+  });
 }

@@ -11,7 +11,7 @@ import { isObservationToken, ROLE_MODEL, type TokenEpisode } from '../envs/token
  * What the arm's loop and its measures read of an episode: a TokenEpisode (tabular policy) or a
  * PromptedEpisode (neural policy, which also carries its prompt).
  */
-export type ArmEpisode = Omit<TokenEpisode, 'task'> & { prompt?: readonly number[] };
+export type ArmEpisode = Omit<TokenEpisode, 'task'> & { prompt?: readonly number[]; level?: number };
 
 import type { MaskRule } from '../train/tokenLearner.js';
 import type { WeightBucket } from './lossWeights.js';
@@ -137,6 +137,47 @@ export interface ArmResult {
   skippedUpdates: number;
   /** Which policy trained this arm and its size (`{ policy: 'neural', d_model: 32, parameters, ... }`). */
   policy: Record<string, JsonValue>;
+  /** Held-out success per task level after training (neural policy: levels 1..max_level; else empty). */
+  evaluationByLevel?: LevelSuccess[];
+  /** The warm start every arm of the run began from (init=sft), or absent for a start from scratch. */
+  warmStart?: WarmStartInfo;
+}
+
+/** Success on the held-out tasks of one level (the number of tool calls a task needs). */
+export interface LevelSuccess {
+  level: number;
+  tasks: number;
+  success: number;
+}
+
+/** Where a warm-started run's initial parameters came from, and how well they did before RL. */
+export interface WarmStartInfo {
+  /** The checkpoint file the parameters were read from or saved to ('' when caching is off). */
+  checkpoint: string;
+  /** The cache key (hash of seed, pretraining and model config, code version); '' for init_checkpoint. */
+  key: string;
+  /** What the checkpoint's header says produced it (seed, pretraining config, its loss). */
+  meta: Record<string, JsonValue>;
+  /** Held-out pass rate per level of the initial (pretrained) policy, same tasks as after RL. */
+  before: LevelSuccess[];
+}
+
+/**
+ * Success per task level of episodes that carry a `level` (prompted env), levels in ascending
+ * order; empty when none does (the tabular env has no levels).
+ */
+export function successByLevel(episodes: readonly ArmEpisode[]): LevelSuccess[] {
+  const count = new Map<number, [number, number]>();
+  for (const e of episodes) {
+    if (e.level === undefined) continue;
+    const c = count.get(e.level) ?? [0, 0];
+    c[0]++;
+    if (e.status === 'success') c[1]++;
+    count.set(e.level, c);
+  }
+  return [...count.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([level, [tasks, success]]) => ({ level, tasks, success: success / tasks }));
 }
 
 /** Mean of a measure over the last `fraction` of updates (finite values only; NaN if none). */

@@ -18,7 +18,15 @@
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
-import { armCurves, armTable, fixed, pairedDifferences, round6, trajectoryAccounting } from './armReport.js';
+import {
+  armCurves,
+  armTable,
+  fixed,
+  levelReport,
+  pairedDifferences,
+  round6,
+  trajectoryAccounting,
+} from './armReport.js';
 import { option, withDefault } from './options.js';
 import { startStopwatch } from './stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS } from './tokenLab.js';
@@ -79,7 +87,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
   }));
 
   // --- training ---------------------------------------------------------------------------------------
-  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress);
+  const results = runArms(specs, cfg, ctx.seed, ctx.onProgress, ctx.onInfo);
 
   // --- measurements -------------------------------------------------------------------------------------
   const { arms, metrics } = armTable(results, (r) => {
@@ -109,6 +117,9 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
       'mean_length',
     ]),
   );
+  // per-level held-out success and the warm start (neural policy; nothing for the table)
+  const levels = levelReport(results);
+  Object.assign(metrics, levels.metrics);
   const curves = armCurves(results, {
     success: (u) => u.success,
     truncation_rate: (u) => u.truncationRate,
@@ -128,8 +139,13 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
       arms,
       trajectory_accounting: trajectoryAccounting(results),
       policy: [results[0]?.policy ?? {}],
+      ...levels.tables,
     },
-    notes: [truncationConclusion(results, cfg.budget, cfg.unbounded_budget), ...truncationCaveats()],
+    notes: [
+      truncationConclusion(results, cfg.budget, cfg.unbounded_budget),
+      ...truncationCaveats(),
+      ...levels.notes,
+    ],
     plots: {
       success: { title: 'Training success (under the budget)', y: 'fraction of trajectories' },
       truncation_rate: { title: 'Truncated trajectories', y: 'fraction of trajectories' },

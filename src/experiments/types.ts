@@ -110,6 +110,11 @@ export interface RunContext {
   seed: number;
   /** Called with progress in [0, total]; the CLI turns it into a bar on a TTY. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Called with a line about how the run went that is not a result and so not in the record (e.g.
+   * "checkpoint: reused the cached ..."); the CLI prints it with the summary.
+   */
+  onInfo?: (line: string) => void;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -47,4 +47,46 @@ describe('labs run output checks', () => {
     }
     expect(write).not.toHaveBeenCalled();
   });
+});
+
+describe('labs run with a warm-started neural policy', () => {
+  it('says in the summary whether the checkpoint was pretrained or reused, and writes identical records', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labs-run-sft-'));
+    const sets = [
+      'policy=neural',
+      'init=sft',
+      'd_model=8',
+      'updates=2',
+      'tasks_per_update=2',
+      'group_size=2',
+      'eval_tasks=30',
+      'sft_steps=4',
+      'sft_batch=4',
+      `sft_cache_dir=${join(dir, 'cache')}`,
+    ];
+    const printed: string[] = [];
+    const write = vi.spyOn(output, 'write').mockImplementation((s: string | Uint8Array) => {
+      printed.push(String(s));
+      return true;
+    });
+    try {
+      for (const n of [1, 2]) {
+        await runCommand({ ...base, experiment: 'mask', json: false, sets, out: join(dir, `out${n}`) });
+      }
+    } finally {
+      write.mockRestore();
+    }
+    expect(printed).toHaveLength(2);
+    expect(printed[0]).toContain('checkpoint: pretrained (4 steps x 4 demonstrations) and saved to');
+    expect(printed[0]).toContain('held-out success by level');
+    expect(printed[1]).toMatch(
+      /checkpoint: reused the cached .*sft-[0-9a-f]{16}\.ckpt \(pretraining skipped\)/,
+    );
+    const record = async (n: number) => {
+      const r = JSON.parse(await readFile(join(dir, `out${n}`, 'record.json'), 'utf8'));
+      r.timing = null;
+      return r;
+    };
+    expect(await record(2)).toEqual(await record(1));
+  }, 120_000);
 });

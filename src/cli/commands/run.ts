@@ -77,13 +77,19 @@ async function runExperiment(
     p.progress,
   );
   let record: RunRecord | MultiSeedRecord;
+  // lines about how the run went that are not results (e.g. a reused checkpoint), shown with the summary
+  const info: string[] = [];
   try {
     if (p.multi) {
       const runner = pool?.runner(experiment as Experiment);
       record = await runSeeds(experiment, config, p.seeds, (d, t) => progress.update(d, t), runner);
     } else {
       const seed = p.seeds[0] as number;
-      record = await experiment.run(config, { seed, onProgress: (d, t) => progress.update(d, t) });
+      record = await experiment.run(config, {
+        seed,
+        onProgress: (d, t) => progress.update(d, t),
+        onInfo: (line) => info.push(line),
+      });
     }
   } finally {
     progress.stop();
@@ -98,10 +104,11 @@ async function runExperiment(
   }
   if (p.json) {
     output.write(`${toJson(record)}\n`);
+    for (const line of info) process.stderr.write(`${line}\n`); // stdout stays one JSON document
   } else {
     const text = 'runs' in record ? formatMultiSeed(record) : await formatRecord(record);
     mark('formatted');
-    output.write(`${text}\n\nrecord: ${path}\n`);
+    output.write(`${text}\n\n${info.map((line) => `${line}\n`).join('')}record: ${path}\n`);
     if (htmlPath) output.write(`report: ${htmlPath}\n`);
   }
   return 0;

@@ -45,6 +45,17 @@ export function formatArmsRecord(
     const rows = record.tables[extra.name] ?? [];
     if (rows.length) lines.push('', `${extra.name}:`, rowsTable(rows, extra.columns));
   }
+  // neural policy: held-out success per level (tool calls a task needs), before RL when warm-started
+  const levels = record.tables.levels ?? [];
+  if (levels.length) {
+    const arms = (record.tables.arms ?? []).map((r) => String(r.arm));
+    const warm = 'pretrained' in (levels[0] ?? {});
+    lines.push(
+      '',
+      `held-out success by level${warm ? ' (pretrained = the warm start before RL; then each arm after RL)' : ''}:`,
+      rowsTable(levels, ['level', 'tasks', ...(warm ? ['pretrained'] : []), ...arms]),
+    );
+  }
   const [conclusion, ...rest] = record.notes ?? [];
   for (const note of rest) lines.push(`note: ${note}`);
   if (conclusion) lines.push('', conclusion);

@@ -1,0 +1,121 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectLabError, labErrorOf } from '../../test/support/labError.js';
+import { toJson } from '../report/records.js';
+import { mask } from './mask.js';
+import { configOf, runExperiment } from './options.js';
+import type { RunRecord } from './types.js';
+
+/** A warm-started neural mask run small enough for a test (seconds). */
+const small = (cacheDir: string, extra: Record<string, unknown> = {}) => ({
+  policy: 'neural',
+  init: 'sft',
+  d_model: 8,
+  updates: 2,
+  tasks_per_update: 2,
+  group_size: 2,
+  eval_tasks: 30,
+  sft_steps: 6,
+  sft_batch: 4,
+  sft_cache_dir: cacheDir,
+  ...extra,
+});
+
+async function run(input: Record<string, unknown>, seed = 7): Promise<{ record: RunRecord; info: string[] }> {
+  const info: string[] = [];
+  const record = await runExperiment(mask, input, { seed, onInfo: (l) => info.push(l) });
+  return { record, info };
+}
+
+const withoutTiming = (r: RunRecord) => toJson({ ...r, timing: { wall_ms: 0 } });
+
+describe('warm start (init=sft)', () => {
+  it('pretrains once, caches the checkpoint, and a rerun reuses it with an identical record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sft-cache-'));
+    const first = await run(small(dir));
+    expect(first.info).toHaveLength(1);
+    expect(first.info[0]).toMatch(/^checkpoint: pretrained \(6 steps x 4 demonstrations\) and saved to /);
+    const files = readdirSync(dir);
+    expect(files).toHaveLength(1);
+    const file = join(dir, files[0] as string);
+    const second = await run(small(dir));
+    expect(second.info).toEqual([`checkpoint: reused the cached ${file} (pretraining skipped)`]);
+    expect(withoutTiming(second.record)).toBe(withoutTiming(first.record));
+
+    const m = first.record.metrics;
+    for (const k of [1, 2, 3]) {
+      expect(m[`pretrain_pass_rate.level_${k}`]).toBeGreaterThanOrEqual(0);
+      expect(m[`eval_success_level_${k}.correct`]).toBeGreaterThanOrEqual(0);
+      expect(m[`eval_success_level_${k}.flipped`]).toBeGreaterThanOrEqual(0);
+    }
+    // the record names the checkpoint; the note gives the per-level pass rates
+    expect(first.record.tables.warm_start?.[0]?.checkpoint).toBe(file);
+    expect(first.record.notes?.some((n) => n.includes(file) && n.includes('before RL: level 1'))).toBe(true);
+    // the same seed without a cache pretrains the same parameters (same record but the path)
+    const uncached = await run(small(''));
+    expect(uncached.info[0]).toMatch(/not cached/);
+    expect(uncached.record.metrics).toEqual(first.record.metrics);
+
+    // init_checkpoint=PATH reads that file: the same start, so the same results
+    const explicit = await run(small(dir, { init_checkpoint: file }));
+    expect(explicit.info).toEqual([`checkpoint: loaded ${file} (init_checkpoint; no pretraining)`]);
+    expect(explicit.record.metrics).toEqual(first.record.metrics);
+  }, 120_000);
+
+  it('changes the cache key with the pretraining config and the seed, and starts from another policy than scratch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sft-cache-'));
+    await run(small(dir));
+    await run(small(dir, { sft_weight_verify: 2 }));
+    await run(small(dir), 8);
+    expect(readdirSync(dir)).toHaveLength(3);
+    const scratch = await run(small(dir, { init: 'scratch' }));
+    expect(scratch.info).toEqual([]);
+    expect(scratch.record.tables.warm_start).toBeUndefined();
+    expect(Object.keys(scratch.record.metrics).some((k) => k.startsWith('pretrain_pass_rate'))).toBe(false);
+    expect(scratch.record.metrics['eval_success_level_1.correct']).toBeGreaterThanOrEqual(0);
+  }, 120_000);
+
+  it('rejects bad warm-start options and a checkpoint of another model, naming the option or file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sft-cache-'));
+    expectLabError(() => configOf(mask, small(dir, { sft_steps: -1 })), 'BAD_OPTION_VALUE', 'sft_steps');
+    expectLabError(
+      () => configOf(mask, small(dir, { sft_weight_think: -1 })),
+      'BAD_OPTION_VALUE',
+      'sft_weight_think',
+    );
+    const zero = Object.fromEntries(
+      ['direct', 'verify', 'think', 'wrong_tool', 'extra_call', 'missing_call', 'early_submit'].map((b) => [
+        `sft_weight_${b}`,
+        0,
+      ]),
+    );
+    const err = labErrorOf(() => mask.run(configOf(mask, small(dir, zero)), { seed: 1 }));
+    expect(err.code).toBe('BAD_OPTION_VALUE');
+    expect(err.message).toContain('sum to a positive number');
+    expect(labErrorOf(() => mask.run(configOf(mask, { init: 'sft' }), { seed: 1 })).message).toContain(
+      'policy=neural',
+    );
+    expect(
+      labErrorOf(() => mask.run(configOf(mask, { policy: 'neural', init_checkpoint: 'x.ckpt' }), { seed: 1 }))
+        .message,
+    ).toContain('init_checkpoint');
+    // a checkpoint written for d_model 8 read by a d_model 16 run
+    await run(small(dir));
+    const file = join(dir, readdirSync(dir)[0] as string);
+    const other = labErrorOf(() =>
+      mask.run(configOf(mask, small(dir, { d_model: 16, init_checkpoint: file })), { seed: 7 }),
+    );
+    expect(other.code).toBe('BAD_CHECKPOINT');
+    expect(other.message).toContain(file);
+    expect(other.message).toContain('d_model');
+    // a damaged cache entry is an error naming it, and is left as it was
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, 100));
+    const damaged = labErrorOf(() => mask.run(configOf(mask, small(dir)), { seed: 7 }));
+    expect(damaged.code).toBe('BAD_CHECKPOINT');
+    expect(damaged.message).toContain(file);
+    expect(readFileSync(file).length).toBe(100);
+  }, 120_000);
+});
