@@ -6,12 +6,14 @@
 import { availableParallelism } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from '../audit/presets.js';
+import { TOKEN_PRESETS, type TokenPresetName } from '../audit/tokens/presetNames.js';
 import { LabError } from '../core/errors.js';
 import { parseSweep, type SweepSpec } from '../experiments/sweepSpec.js';
 import { VERSION } from '../experiments/version.js';
 import { type AuditCliExtra, addAuditExtraOptions, auditExtraOf } from './auditOptions.js';
 import { EXIT_CODES_HELP } from './errorOutput.js';
 import { terminalColumns } from './terminal.js';
+import { addTokenAuditOptions, type TokenCliExtra, tokenAuditOf } from './tokenAuditOptions.js';
 
 /**
  * A seed: an integer in [0, 2^31-1]. A plain check rather than a zod schema: `labs --help` and
@@ -98,7 +100,7 @@ export type ParsedCli =
   | {
       command: 'audit';
       path: string;
-      preset: AuditPresetName;
+      preset: AuditPresetName | TokenPresetName;
       json: boolean;
       out: string | null;
       skipBadRows: boolean;
@@ -112,6 +114,8 @@ export type ParsedCli =
       memoryLimit: string | null;
       /** Audit-specific options (TRL grouping and scaling, zero-variance tolerance, ranker columns). */
       auditExtra: AuditCliExtra;
+      /** Token-level presets' options (`--what-if`, generic-tokens columns, bins) and `--html`. */
+      tokenExtra: TokenCliExtra;
       debug: boolean;
     }
   | { command: 'report'; records: string[]; html: string; png: string | null; debug: boolean }
@@ -290,7 +294,9 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .description('diagnose real rollout dumps: zero-variance groups, per-task waste, token denominators')
     .argument('<path>', 'a dump directory or file')
     .addOption(
-      new Option('--preset <preset>', 'dump layout').choices(Object.keys(AUDIT_PRESETS)).default('generic'),
+      new Option('--preset <preset>', 'dump layout')
+        .choices([...Object.keys(AUDIT_PRESETS), ...TOKEN_PRESETS])
+        .default('generic'),
     )
     .option('--json', 'print the result as JSON')
     .option('--out <dir>', 'also write the result as record.json into this directory')
@@ -304,6 +310,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--fail-value <x>', 'reward at or below which an all-equal group is all_wrong', '0')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (beyond it DuckDB spills to disk)");
   addAuditExtraOptions(audit);
+  addTokenAuditOptions(audit);
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
   for (const col of CANONICAL_COLUMNS)
     audit.option(`--col-${col.replace(/_/g, '-')} <source>`, `read '${col}' from this column`);
@@ -320,7 +327,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     sink({
       command: 'audit',
       path,
-      preset: o.preset as AuditPresetName,
+      preset: o.preset as AuditPresetName | TokenPresetName,
       json: Boolean(o.json),
       out: typeof o.out === 'string' ? o.out : null,
       skipBadRows: Boolean(o.skipBadRows),
@@ -330,6 +337,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       passValue: finiteOption(o.passValue, '--pass-value'),
       memoryLimit: memoryLimitOption(o.memoryLimit),
       auditExtra: auditExtraOf(o),
+      tokenExtra: tokenAuditOf(o, columns),
       debug: debugOf(),
     });
   });

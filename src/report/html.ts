@@ -25,6 +25,11 @@ export interface HtmlReportOptions {
   png: string | null;
   /** Where each record came from (shown in the page and named in errors); same order as records. */
   sources: string[];
+  /**
+   * The command that reproduces each record, when the caller knows it (`labs audit ... --html`);
+   * otherwise it is derived from a registered experiment's defaults (rerun.ts).
+   */
+  reruns?: (string | undefined)[];
 }
 
 export interface HtmlReportResult {
@@ -59,7 +64,9 @@ export async function writeHtmlReport(
   const checked = records.map((r, i) => normalizeRecord(r, sources[i] as string));
   const labels = recordLabels(checked);
   const reruns = await Promise.all(
-    checked.map(async (record) => {
+    checked.map(async (record, i) => {
+      const given = o.reruns?.[i];
+      if (given !== undefined) return given;
       const defaults = await defaultsOf(record.experiment);
       return defaults ? rerunCommand(record, defaults) : undefined;
     }),

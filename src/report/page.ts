@@ -68,7 +68,9 @@ export function htmlTable(
 }
 
 function seedText(record: RunRecord | MultiSeedRecord): string {
-  if (!('runs' in record)) return `seed ${record.seed}`;
+  // An audit reads a real run's dump: it has no seed of its own.
+  if (!('runs' in record))
+    return record.experiment === 'audit' ? `dump ${String(record.config.path)}` : `seed ${record.seed}`;
   const s = record.seeds;
   return `${s.length} seeds (${s.length > 6 ? `${s.slice(0, 3).join(', ')}, ..., ${s[s.length - 1]}` : s.join(', ')})`;
 }

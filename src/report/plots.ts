@@ -245,7 +245,10 @@ export async function renderPlotSvg(spec: PlotSpec, options: Partial<RenderOptio
   const xValues = categoryOrder(spec.points.map((p) => p.x));
   // A band x axis labels every value; keep about 12 labels.
   const step = Math.max(1, Math.ceil(xValues.length / 12));
-  const xTicks = categoricalX ? xValues.filter((_, i) => i % step === 0) : undefined;
+  // Integer x values (steps, updates) get integer ticks: Plot's own ticks would put 1.5 between steps 1 and 2.
+  const integerX = !categoricalX && xValues.length > 0 && xValues.every((x) => Number.isInteger(x));
+  const xTicks =
+    categoricalX || (integerX && xValues.length <= 12) ? xValues.filter((_, i) => i % step === 0) : undefined;
   const grouped = spec.kind === 'bar' && spec.series.length > 1;
   const svg = Plot.plot({
     document,

@@ -6,11 +6,14 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import type { AuditPresetName } from '../../audit/presets.js';
+import { isTokenPreset } from '../../audit/tokens/presetNames.js';
 import { LabError } from '../../core/errors.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import { output } from '../stdout.js';
+import { runTokenAuditCli, writeAuditHtml } from './tokenAudit.js';
 
 /**
  * Refuses an `--out` directory that could not be created or written, before the audit runs (an
@@ -54,21 +57,24 @@ export async function auditCommand(p: Extract<ParsedCli, { command: 'audit' }>):
   const progress = createProgress('audit', !p.json);
   let record: Awaited<ReturnType<typeof runAudit>>;
   try {
-    record = await runAudit(p.path, {
-      preset: p.preset,
-      columns: p.columns,
-      reward: p.reward,
-      skipBadRows: p.skipBadRows,
-      failValue: p.failValue,
-      passValue: p.passValue,
-      ...p.auditExtra,
-      ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
-      onProgress: (done, total) => progress.update(done, total),
-    });
+    record = isTokenPreset(p.preset)
+      ? await runTokenAuditCli(p, (done, total) => progress.update(done, total))
+      : await runAudit(p.path, {
+          preset: p.preset as AuditPresetName,
+          columns: p.columns,
+          reward: p.reward,
+          skipBadRows: p.skipBadRows,
+          failValue: p.failValue,
+          passValue: p.passValue,
+          ...p.auditExtra,
+          ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
+          onProgress: (done, total) => progress.update(done, total),
+        });
   } finally {
     progress.stop();
   }
   const path = p.out ? await writeRecord(record, { dir: p.out }) : null;
+  if (p.tokenExtra.html) await writeAuditHtml(record, p.tokenExtra.html, p);
   if (p.json) {
     output.write(`${toJson(record)}\n`);
   } else {

@@ -5,6 +5,7 @@
  */
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { type Cell, formatNumber, table } from '../text.js';
+import { formatTokenAudit } from './tokenAudit.js';
 
 const MAX_STEPS_SHOWN = 12;
 const MAX_TASKS_SHOWN = 15;
@@ -33,6 +34,7 @@ function spread<T>(rows: readonly T[], max: number): T[] {
 }
 
 export function formatAudit(record: RunRecord): string {
+  if (record.config.kind === 'tokens') return formatTokenAudit(record);
   const m = record.metrics;
   const c = record.config;
   const t = record.tables;

@@ -1,0 +1,512 @@
+/**
+ * `labs audit DIR --preset nemo-rl | prime-rl | generic-tokens`: the training–inference mismatch
+ * of a run, measured offline from its token-level dump (docs/audit.md, "Token-level dumps").
+ *
+ * Pipeline (one read of the JSON): DuckDB reads the files in batches and keeps only the loss tokens
+ * (`old`, `roll`, step, task, sequence id) in the temp table `mm_tok`, plus one row per bad line or
+ * bad loss token; prompt, tool-output and padding tokens are dropped at the scan. DuckDB holds that
+ * table within `memoryLimit` and spills the rest to a temporary directory, so the process's memory
+ * is bounded by the limit, not by the dump. Then: the sequences' sufficient statistics (one row
+ * each, sequenceStats.ts) are streamed into float64 accumulators (mismatchFold.ts, whatIf.ts)
+ * overall, per step and per task; the quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and
+ * the per-round table are computed by DuckDB over `mm_tok`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LabError } from '../../core/errors.js';
+import type { JsonValue, RunRecord } from '../../experiments/types.js';
+import { VERSION } from '../../experiments/version.js';
+import { type DuckSession, openDuckSession } from '../duckdb.js';
+import { MismatchAccumulator } from './mismatchFold.js';
+import { DEFAULT_PROB_EDGES, sequenceStatSql, sequenceStatsFromRow } from './sequenceStats.js';
+import {
+  GENERIC_TOKEN_COLUMNS,
+  listTokenDump,
+  type TokenColumns,
+  type TokenDump,
+  type TokenPresetName,
+  tokenSql,
+} from './tokenLayouts.js';
+import { buildCorrection, type Correction, parseWhatIf, type WhatIfSpec } from './whatIf.js';
+
+export interface TokenAuditOptions {
+  preset: TokenPresetName;
+  /** generic-tokens column names (defaults GENERIC_TOKEN_COLUMNS). */
+  columns: Partial<TokenColumns>;
+  skipBadRows: boolean;
+  /** `--what-if` specs, in the order given. */
+  whatIf: string[];
+  /** Rollout-probability bin edges (ascending, from 0 to 1). */
+  probEdges: readonly number[];
+  /** DuckDB memory limit; the loss tokens beyond it spill to disk. Default '1GB'. */
+  memoryLimit?: string;
+  /** Files per DuckDB read (each file is one UNION ALL branch). */
+  filesPerBatch?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The exponent clamp of verl's sequence-level IS (`SAFETY_BOUND = 20`). */
+export const SEQUENCE_IS_CLAMP = 20;
+
+interface Slice {
+  acc: MismatchAccumulator;
+  corrections: Correction[];
+}
+
+/** A located bad line or token. */
+export interface TokenBadRow {
+  file: string;
+  line: number;
+  problem: string;
+}
+
+function newSlice(specs: readonly WhatIfSpec[], bins: number): Slice {
+  return { acc: new MismatchAccumulator(bins), corrections: specs.map((s) => buildCorrection(s)) };
+}
+
+function checkEdges(edges: readonly number[]): void {
+  const ok =
+    edges.length >= 2 &&
+    edges[0] === 0 &&
+    edges[edges.length - 1] === 1 &&
+    edges.every((e, i) => Number.isFinite(e) && (i === 0 || e > (edges[i - 1] as number)));
+  if (!ok) {
+    throw new LabError(
+      'BAD_ARGUMENT',
+      `--prob-bins: expected ascending edges from 0 to 1 (e.g. 0,0.01,0.1,0.5,0.9,1), got ${edges.join(',')}`,
+      { details: { field: '--prob-bins' } },
+    );
+  }
+}
+
+/** Runs the token-level audit of `path` and returns its record (experiment `audit`, `config.kind` 'tokens'). */
+export async function runTokenAudit(
+  path: string,
+  options: Partial<TokenAuditOptions> & { preset: TokenPresetName },
+): Promise<RunRecord> {
+  const started = performance.now();
+  const edges = options.probEdges ?? DEFAULT_PROB_EDGES;
+  checkEdges(edges);
+  const cols: TokenColumns = { ...GENERIC_TOKEN_COLUMNS, ...options.columns };
+  const specs = (options.whatIf ?? []).map(parseWhatIf);
+  // Build once to validate every spec before reading anything.
+  for (const s of specs) buildCorrection(s);
+  const skip = options.skipBadRows ?? false;
+  const dump = await listTokenDump(path, options.preset, skip);
+  const tempDir = await mkdtemp(join(tmpdir(), 'labs-audit-'));
+  const db = await openDuckSession({ memoryLimit: options.memoryLimit ?? '1GB' });
+  try {
+    await db.exec(`SET temp_directory = '${tempDir.replaceAll("'", "''")}'`);
+    await db.exec('SET preserve_insertion_order = false');
+    await loadTokens(db, dump, options.preset, cols, options.filesPerBatch ?? 16, options.onProgress);
+    const bad = await badRows(db, dump);
+    if (bad.count > 0 && !skip) {
+      const first = bad.examples[0] as TokenBadRow;
+      throw new LabError(
+        'BAD_VALUE',
+        `${first.file} line ${first.line}: ${first.problem}${bad.count > 1 ? ` (${bad.count} bad lines in all)` : ''}; use --skip-bad-rows to skip and count them`,
+        { details: { file: first.file, line: first.line, badRows: bad.count } },
+      );
+    }
+    const bins = edges.length - 1;
+    const overall = newSlice(specs, bins);
+    const steps = new Map<number, Slice>();
+    const tasks = new Map<string, Slice>();
+    const statCols = sequenceStatSql(edges);
+    const whatIfCols = overall.corrections.flatMap((c, i) => c.sql(`w${i}`));
+    const linesRead = Number(
+      (await db.all('SELECT count(*) AS n FROM (SELECT DISTINCT f, line FROM mm_tok)'))[0]?.n ?? 0,
+    );
+    const rows =
+      await db.all(`SELECT any_value(step) AS step, any_value(task) AS task, ${[...statCols, ...whatIfCols].join(', ')}
+      FROM mm_good GROUP BY f, line`);
+    for (const row of rows) {
+      const s = sequenceStatsFromRow(row, bins);
+      const step = Number(row.step);
+      const task = row.task === null || row.task === undefined ? '(none)' : String(row.task);
+      let st = steps.get(step);
+      if (!st) {
+        st = newSlice(specs, bins);
+        steps.set(step, st);
+      }
+      let tk = tasks.get(task);
+      if (!tk) {
+        tk = newSlice(specs, bins);
+        tasks.set(task, tk);
+      }
+      for (const slice of [overall, st, tk]) {
+        slice.acc.add(s);
+        for (const [i, c] of slice.corrections.entries()) c.add(s, row, `w${i}`);
+      }
+    }
+    if (overall.acc.tokens === 0) {
+      throw new LabError(
+        'EMPTY_MASK',
+        `${path}: the dump has no loss-mask token${bad.count > 0 ? ` in its good lines (${bad.count} bad line(s) skipped)` : ''}, so there is no training–inference mismatch to measure`,
+        { details: { file: path } },
+      );
+    }
+    const quantiles = await quantileRows(db);
+    const rounds = await roundRows(db);
+    const tails = await ratioTails(db);
+    return buildTokenRecord({
+      path,
+      options,
+      dump,
+      edges,
+      specs,
+      overall,
+      steps,
+      tasks,
+      quantiles,
+      rounds,
+      tails,
+      bad,
+      linesRead,
+      wallMs: performance.now() - started,
+    });
+  } finally {
+    db.close();
+    await rm(tempDir, { recursive: true, force: true });
+  }
+}
+
+async function loadTokens(
+  db: DuckSession,
+  dump: TokenDump,
+  preset: TokenPresetName,
+  cols: TokenColumns,
+  perBatch: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<void> {
+  const files = dump.files;
+  for (let i = 0; i < files.length; i += perBatch) {
+    const batch = files.slice(i, i + perBatch);
+    const sql = tokenSql(preset, batch, i, cols);
+    try {
+      await db.exec(i === 0 ? `CREATE TEMP TABLE mm_tok AS ${sql}` : `INSERT INTO mm_tok ${sql}`);
+    } catch (e) {
+      const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
+      throw new LabError(
+        'PARSE_ERROR',
+        `${batch[0]?.path}${batch.length > 1 ? ` (or one of the next ${batch.length - 1} files)` : ''}: ${message}`,
+        {
+          cause: e,
+          details: { file: batch[0]?.path },
+        },
+      );
+    }
+    onProgress?.(Math.min(i + perBatch, files.length), files.length);
+  }
+  await db.exec(`CREATE TEMP TABLE mm_bad AS SELECT f, line, arg_min(problem, coalesce(t, 0)) AS problem
+    FROM mm_tok WHERE problem IS NOT NULL GROUP BY f, line`);
+  await db.exec(`CREATE TEMP VIEW mm_good AS SELECT * FROM mm_tok t
+    WHERE problem IS NULL AND NOT EXISTS (SELECT 1 FROM mm_bad b WHERE b.f = t.f AND b.line = t.line)`);
+}
+
+async function badRows(
+  db: DuckSession,
+  dump: TokenDump,
+): Promise<{ count: number; examples: TokenBadRow[] }> {
+  const count = Number((await db.all('SELECT count(*) AS n FROM mm_bad'))[0]?.n ?? 0);
+  if (count === 0) return { count, examples: [] };
+  const rows = await db.all('SELECT f, line, problem FROM mm_bad ORDER BY f, line LIMIT 5');
+  return {
+    count,
+    examples: rows.map((r) => ({
+      file: dump.files[Number(r.f)]?.path ?? '?',
+      line: Number(r.line),
+      problem: String(r.problem),
+    })),
+  };
+}
+
+interface QuantileRow {
+  step: number | null;
+  n: number;
+  p99Linear: number;
+  p99NearestRank: number;
+  mismatchKlMedian: number;
+}
+
+/**
+ * p99 of |Δ| (linear interpolation, numpy's default, and the nearest rank ⌈0.99 n⌉-th smallest) and
+ * the lower median of the per-token k3 (torch.median), overall and per step, exact (DuckDB sorts,
+ * spilling beyond the memory limit).
+ */
+async function quantileRows(db: DuckSession): Promise<QuantileRow[]> {
+  const values = `SELECT step, abs(old - roll) AS a, (exp(old - roll) - (old - roll) - 1) AS k FROM mm_good`;
+  const rows =
+    await db.all(`SELECT step, GROUPING(step) AS all_steps, count(*) AS n, quantile_cont(a, 0.99) AS p99_linear
+    FROM (${values}) GROUP BY GROUPING SETS ((step), ())`);
+  // Exact order statistics in one sort each, per step and overall (partition key NULL = all):
+  // the nearest rank ⌈0.99 n⌉ of |Δ| and the lower median ⌊(n − 1)/2⌋ + 1 of k3.
+  const order = async (col: 'a' | 'k', rank: string) => {
+    const out = new Map<number | null, number>();
+    for (const part of ['step', 'NULL']) {
+      const r = await db.all(`SELECT p, v FROM (
+          SELECT ${part} AS p, ${col} AS v, row_number() OVER (PARTITION BY ${part} ORDER BY ${col}) AS rn,
+            count(*) OVER (PARTITION BY ${part}) AS n FROM (${values}))
+        WHERE rn = ${rank}`);
+      for (const x of r) out.set(x.p === null ? null : Number(x.p), Number(x.v));
+    }
+    return out;
+  };
+  const near = await order('a', 'ceil(0.99 * n)');
+  const med = await order('k', '(n - 1) // 2 + 1');
+  return rows.map((r) => {
+    const step = Number(r.all_steps) === 1 ? null : Number(r.step);
+    return {
+      step,
+      n: Number(r.n),
+      p99Linear: Number(r.p99_linear),
+      p99NearestRank: near.get(step) ?? Number.NaN,
+      mismatchKlMedian: med.get(step) ?? Number.NaN,
+    };
+  });
+}
+
+/** The thresholds of the ratio's tail table (ρ = exp(Δ) above τ, below 1/τ). */
+export const RATIO_TAIL_TAUS: readonly number[] = Object.freeze([
+  1.001, 1.01, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 100,
+]);
+
+/**
+ * The ratio's tail, overall: for each τ, the fraction of loss tokens with ρ > τ, with ρ < 1/τ, and
+ * either (AReaL's two-sided F(τ)); a complementary CDF of |Δ| at Δ = ln τ.
+ */
+async function ratioTails(db: DuckSession): Promise<Record<string, JsonValue>[]> {
+  const cols = RATIO_TAIL_TAUS.flatMap((tau, i) => [
+    `count(*) FILTER (WHERE old - roll > ln(${tau})) AS h${i}`,
+    `count(*) FILTER (WHERE old - roll < -ln(${tau})) AS l${i}`,
+  ]);
+  const r = (await db.all(`SELECT count(*) AS n, ${cols.join(', ')} FROM mm_good`))[0] ?? {};
+  const n = Number(r.n);
+  return RATIO_TAIL_TAUS.map((tau, i) => {
+    const h = Number(r[`h${i}`]);
+    const l = Number(r[`l${i}`]);
+    return {
+      tau,
+      log10_tau: Math.log10(tau),
+      fraction_high: h / n,
+      fraction_low: l / n,
+      fraction_two_sided: (h + l) / n,
+    };
+  });
+}
+
+interface RoundRow {
+  round: number;
+  sequences: number;
+  tokens: number;
+  mean_abs_delta: number;
+  k3_kl: number;
+}
+
+/**
+ * Per multi-turn round: a round is a maximal run of consecutive loss tokens of a sequence (a gap,
+ * such as tool output, starts the next round). Derivable from the loss mask alone.
+ */
+async function roundRows(db: DuckSession): Promise<RoundRow[]> {
+  const rows = await db.all(`SELECT round, count(DISTINCT (f, line)) AS sequences, count(*) AS tokens,
+      avg(abs(old - roll)) AS mean_abs_delta, avg(exp(old - roll) - (old - roll) - 1) AS k3_kl
+    FROM (SELECT f, line, old, roll, sum(CASE WHEN t = prev_t + 1 THEN 0 ELSE 1 END) OVER w2 AS round
+      FROM (SELECT f, line, t, old, roll, lag(t) OVER (PARTITION BY f, line ORDER BY t) AS prev_t FROM mm_good)
+      WINDOW w2 AS (PARTITION BY f, line ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
+    GROUP BY round ORDER BY round`);
+  return rows.map((r) => ({
+    round: Number(r.round),
+    sequences: Number(r.sequences),
+    tokens: Number(r.tokens),
+    mean_abs_delta: Number(r.mean_abs_delta),
+    k3_kl: Number(r.k3_kl),
+  }));
+}
+
+interface RecordInput {
+  path: string;
+  options: Partial<TokenAuditOptions> & { preset: TokenPresetName };
+  dump: TokenDump;
+  edges: readonly number[];
+  specs: WhatIfSpec[];
+  overall: Slice;
+  steps: Map<number, Slice>;
+  tasks: Map<string, Slice>;
+  quantiles: QuantileRow[];
+  rounds: RoundRow[];
+  tails: Record<string, JsonValue>[];
+  bad: { count: number; examples: TokenBadRow[] };
+  linesRead: number;
+  wallMs: number;
+}
+
+const prefixed = (m: Record<string, number>) =>
+  Object.fromEntries(Object.entries(m).map(([k, v]) => [`rollout_corr/${k}`, v]));
+
+/** Non-finite values never reach a record: null instead (the record's JSON would say "NaN"). */
+function finite(v: number): JsonValue {
+  return Number.isFinite(v) ? v : null;
+}
+
+function sliceMetrics(slice: Slice, q: QuantileRow | undefined): Record<string, JsonValue> {
+  const m: Record<string, JsonValue> = {};
+  for (const [k, v] of Object.entries({
+    ...prefixed(slice.acc.offPolicy()),
+    ...slice.acc.deltaStats(),
+    ...slice.acc.aliases(),
+  }))
+    m[k] = finite(v);
+  if (q) {
+    m.p99_abs_delta = finite(q.p99Linear);
+    m.p99_abs_delta_nearest_rank = finite(q.p99NearestRank);
+    m['prime_rl/mismatch_kl/all/median'] = finite(q.mismatchKlMedian);
+  }
+  return m;
+}
+
+/** The literature's warning: sequence-level IS weights exp(Σ Δ) degenerate once length × KL nears the clamp. */
+export function sequenceIsNote(acc: MismatchAccumulator): string {
+  const worst = acc.lengthTimesKl();
+  const typical = acc.meanLengthTimesKl();
+  const where =
+    worst >= SEQUENCE_IS_CLAMP
+      ? 'at or beyond'
+      : worst >= SEQUENCE_IS_CLAMP / 4
+        ? 'within a factor 4 of'
+        : 'well below';
+  return `sequence-level IS: longest sequence × mean token KL (k3) = ${worst.toPrecision(3)} (mean length × KL = ${typical.toPrecision(3)}), ${where} verl's clamp ${SEQUENCE_IS_CLAMP} on Σ log-ratio: ${worst >= SEQUENCE_IS_CLAMP / 4 ? 'sequence weights will be dominated by a few sequences or clamped; prefer token-level or geometric-mean (seq_mean) corrections' : 'sequence weights stay informative at this length and mismatch'}`;
+}
+
+function buildTokenRecord(x: RecordInput): RunRecord {
+  const { overall, edges } = x;
+  const qAll = x.quantiles.find((q) => q.step === null);
+  const metrics: Record<string, JsonValue> = {
+    files: x.dump.files.length,
+    lines_read: x.linesRead,
+    bad_rows_skipped: x.bad.count,
+    unstable_steps_skipped: x.dump.unstableSteps.length,
+    steps: x.steps.size,
+    tasks: x.tasks.size,
+    ...sliceMetrics(overall, qAll),
+    sequence_is_length_times_kl: finite(overall.acc.lengthTimesKl()),
+  };
+  const tail2 = x.tails.find((r) => r.tau === 2);
+  if (tail2) {
+    metrics.ratio_fraction_above_2 = tail2.fraction_high as number;
+    metrics.ratio_fraction_below_half = tail2.fraction_low as number;
+  }
+  const stepKeys = [...x.steps.keys()].sort((a, b) => a - b);
+  const byStep: Record<string, JsonValue>[] = stepKeys.map((step) => ({
+    step,
+    ...sliceMetrics(
+      x.steps.get(step) as Slice,
+      x.quantiles.find((q) => q.step === step),
+    ),
+  }));
+  const byTask = [...x.tasks.entries()]
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([task, s]) => ({ task, ...sliceMetrics(s, undefined) }));
+  const byProb = edges.slice(0, -1).map((lo, k) => {
+    const n = overall.acc.binN[k] as number;
+    return {
+      lo,
+      hi: edges[k + 1] as number,
+      hi_inclusive: k === edges.length - 2,
+      tokens: n,
+      mean_abs_delta: n > 0 ? (overall.acc.binAbs[k] as number) / n : null,
+    };
+  });
+  const corrections = x.specs.map((spec, i) => {
+    const m = (overall.corrections[i] as Correction).finish(overall.acc);
+    return {
+      what_if: spec.text,
+      family: spec.family,
+      ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, finite(v)])),
+    };
+  });
+  const correctionsByStep = stepKeys.flatMap((step) => {
+    const slice = x.steps.get(step) as Slice;
+    return x.specs.map((spec, i) => {
+      const m = (slice.corrections[i] as Correction).finish(slice.acc);
+      return {
+        step,
+        what_if: spec.text,
+        ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, finite(v)])),
+      };
+    });
+  });
+  const notes: string[] = [];
+  if (x.bad.count > 0) {
+    notes.push(`skipped ${x.bad.count} bad line(s) (--skip-bad-rows); first ones:`);
+    for (const b of x.bad.examples) notes.push(`  ${b.file} line ${b.line}: ${b.problem}`);
+  }
+  for (const d of x.dump.unstableSteps)
+    notes.push(`skipped ${d}: no STABLE marker (the step may be incomplete)`);
+  notes.push(sequenceIsNote(overall.acc));
+  const curves: Record<string, number[]> = {
+    update: stepKeys,
+    'mismatch.k3_kl': byStep.map((r) => r['rollout_corr/k3_kl'] as number),
+    'mismatch.mean_abs_delta': byStep.map((r) => r.mean_abs_delta as number),
+    'mismatch.p99_abs_delta': byStep.map((r) => (r.p99_abs_delta ?? Number.NaN) as number),
+  };
+  return {
+    experiment: 'audit',
+    seed: 0,
+    version: VERSION,
+    config: {
+      kind: 'tokens',
+      path: x.path,
+      preset: x.options.preset,
+      columns:
+        x.options.preset === 'generic-tokens'
+          ? ({ ...GENERIC_TOKEN_COLUMNS, ...x.options.columns } as unknown as JsonValue)
+          : null,
+      skip_bad_rows: x.options.skipBadRows ?? false,
+      what_if: x.specs.map((s) => s.text),
+      prob_bins: [...edges],
+      loss_mask:
+        x.options.preset === 'nemo-rl'
+          ? 'token_loss_mask * sample_loss_mask, positions >= 1'
+          : x.options.preset === 'prime-rl'
+            ? 'loss_mask'
+            : `${x.options.columns?.mask ?? GENERIC_TOKEN_COLUMNS.mask}`,
+      delta: 'trainer log-prob - rollout (inference) log-prob',
+    },
+    metrics,
+    curves,
+    tables: {
+      mismatch_by_step: byStep,
+      mismatch_by_probability: byProb,
+      mismatch_by_task: byTask,
+      mismatch_by_round: x.rounds as unknown as Record<string, JsonValue>[],
+      ratio_ccdf: x.tails,
+      corrections,
+      corrections_by_step: correctionsByStep,
+      bad_rows: x.bad.examples.map((b) => ({ file: b.file, line: b.line, problem: b.problem })),
+    },
+    notes,
+    plots: {
+      mismatch: { title: 'Training–inference mismatch per step', y: 'k3 KL / |Δ log-prob|', x: 'step' },
+      by_probability: {
+        title: '|Δ log-prob| by rollout token probability',
+        y: 'mean |Δ|',
+        x: 'bin lower edge',
+        kind: 'bar',
+        table: 'mismatch_by_probability',
+        xField: 'lo',
+        yFields: ['mean_abs_delta'],
+      },
+      ratio_tail: {
+        title: 'Tail of the ratio ρ = exp(Δ): fraction of loss tokens beyond τ',
+        y: 'fraction of loss tokens',
+        x: 'log10 τ',
+        kind: 'line',
+        table: 'ratio_ccdf',
+        xField: 'log10_tau',
+        yFields: ['fraction_high', 'fraction_low', 'fraction_two_sided'],
+      },
+    },
+    timing: { wall_ms: x.wallMs },
+  };
+}

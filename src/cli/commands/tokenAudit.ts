@@ -1,0 +1,71 @@
+/**
+ * The token-level side of `labs audit` (`--preset nemo-rl | prime-rl | generic-tokens`) and its
+ * `--html` page, kept apart from audit.ts: running the audit from the parsed options, the command
+ * line that reproduces it (the page's rerun line), and writing the page.
+ */
+import type { TokenPresetName } from '../../audit/tokens/presetNames.js';
+import type { RunRecord } from '../../experiments/types.js';
+import type { ParsedCli } from '../parse.js';
+import { output } from '../stdout.js';
+
+type AuditCli = Extract<ParsedCli, { command: 'audit' }>;
+
+/** Runs the token audit of the parsed command (the audit module is loaded only here). */
+export async function runTokenAuditCli(
+  p: AuditCli,
+  onProgress: (done: number, total: number) => void,
+): Promise<RunRecord> {
+  const { runTokenAudit } = await import('../../audit/tokens/tokenAudit.js');
+  return runTokenAudit(p.path, {
+    preset: p.preset as TokenPresetName,
+    columns: p.tokenExtra.columns,
+    skipBadRows: p.skipBadRows,
+    whatIf: p.tokenExtra.whatIf,
+    ...(p.tokenExtra.probEdges ? { probEdges: p.tokenExtra.probEdges } : {}),
+    ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
+    onProgress,
+  });
+}
+
+/** Quotes one shell word when it needs it. */
+function shellWord(w: string): string {
+  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`;
+}
+
+/** `labs audit PATH --preset P ...`: the options that shape the numbers, for the page's rerun line. */
+export function auditRerunLine(p: AuditCli): string {
+  const words = ['labs', 'audit', p.path, '--preset', p.preset];
+  if (p.skipBadRows) words.push('--skip-bad-rows');
+  if (p.reward !== null) words.push('--reward', p.reward);
+  for (const [k, v] of Object.entries(p.columns)) words.push(`--col-${k.replace(/_/g, '-')}`, v);
+  if (p.passValue !== 1) words.push('--pass-value', String(p.passValue));
+  if (p.failValue !== 0) words.push('--fail-value', String(p.failValue));
+  const x = p.tokenExtra;
+  for (const w of x.whatIf) words.push('--what-if', w);
+  if (x.columns.trainer) words.push('--trainer-logprobs', x.columns.trainer);
+  if (x.columns.rollout) words.push('--rollout-logprobs', x.columns.rollout);
+  if (x.columns.mask) words.push('--loss-mask', x.columns.mask);
+  if (x.probEdges) words.push('--prob-bins', x.probEdges.join(','));
+  const e = p.auditExtra;
+  if (e.groupSize !== null) words.push('--group-size', String(e.groupSize));
+  if (e.rewardWeights !== null) words.push('--reward-weights', e.rewardWeights.join(','));
+  if (e.scaleRewards !== 'group') words.push('--scale-rewards', e.scaleRewards);
+  if (e.zeroStdTol !== null) words.push('--zero-std-tol', String(e.zeroStdTol));
+  if (e.rankColumns)
+    words.push('--quality', e.rankColumns.quality, '--independent', e.rankColumns.independent);
+  return words.map(shellWord).join(' ');
+}
+
+/** Writes the audit's page (`--html FILE`) and says where, on stderr when stdout carries JSON. */
+export async function writeAuditHtml(record: RunRecord, html: string, p: AuditCli): Promise<void> {
+  const { writeHtmlReport } = await import('../../report/html.js');
+  const result = await writeHtmlReport([record], {
+    html,
+    png: null,
+    sources: [p.path],
+    reruns: [auditRerunLine(p)],
+  });
+  const line = `report: ${result.html} (${result.plotted.length} plot(s): ${result.plotted.join(', ')})\n`;
+  if (p.json) process.stderr.write(line);
+  else output.write(line);
+}
