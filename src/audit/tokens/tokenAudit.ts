@@ -7,7 +7,7 @@
  * bad loss token; prompt, tool-output and padding tokens are dropped at the scan. DuckDB holds that
  * table within `memoryLimit` and spills the rest to a temporary directory, so the process's memory
  * is bounded by the limit, not by the dump. Then: the sequences' sufficient statistics (one row
- * each, sequenceStats.ts) are streamed into float64 accumulators (mismatchFold.ts, whatIf.ts)
+ * each, core/sequenceMismatchStats.ts) are streamed into float64 accumulators (core/mismatchFold.ts, whatIf.ts)
  * overall, per step and per task; the quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and
  * the per-round table are computed by DuckDB over `mm_tok`.
  */
@@ -15,11 +15,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LabError } from '../../core/errors.js';
+import { MismatchAccumulator } from '../../core/mismatchFold.js';
+import {
+  DEFAULT_PROB_EDGES,
+  sequenceStatSql,
+  sequenceStatsFromRow,
+} from '../../core/sequenceMismatchStats.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { type DuckSession, openDuckSession } from '../duckdb.js';
-import { MismatchAccumulator } from './mismatchFold.js';
-import { DEFAULT_PROB_EDGES, sequenceStatSql, sequenceStatsFromRow } from './sequenceStats.js';
 import {
   GENERIC_TOKEN_COLUMNS,
   listTokenDump,
