@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Summary } from '../core/stats.js';
+import type { UpdateTokens } from '../train/mismatchLearner.js';
 import type { OptionsSchema } from './options.js';
 
 /** Scalar or small JSON value. */
@@ -115,6 +116,11 @@ export interface RunContext {
    * "checkpoint: reused the cached ..."); the CLI prints it with the summary.
    */
   onInfo?: (line: string) => void;
+  /**
+   * Called with every update's token columns by an experiment that records them (`mismatch`, per
+   * arm); the CLI's `--dump DIR` writes them in prime-rl's token-export layout under `DIR/<arm>`.
+   */
+  onUpdateTokens?: (arm: string, tokens: UpdateTokens) => void;
 }
 
 /**
