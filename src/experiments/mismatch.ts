@@ -63,10 +63,10 @@ const lab = TOKEN_LAB_OPTIONS.shape;
 const csv = (what: string) => z.string().regex(/^[^,\s]+(,[^,\s]+)*$/, `a comma-separated list of ${what}`);
 
 // Defaults: a small run (the machine this was built on was shared; docs/experiments/mismatch.md says
-// what it shows at seed 7). 24 updates x 8 tasks x 8 samples from the SFT warm start; held-out
+// what it shows at seed 7). 16 updates x 8 tasks x 8 samples from the SFT warm start; held-out
 // success on 100 tasks every 4 updates.
 export const MISMATCH_OPTIONS = z.strictObject({
-  updates: withDefault(lab.updates, 24),
+  updates: withDefault(lab.updates, 16),
   tasks_per_update: withDefault(lab.tasks_per_update, 8),
   group_size: lab.group_size,
   ppo_epochs: lab.ppo_epochs,
@@ -355,6 +355,7 @@ export const mismatch: Experiment<typeof MISMATCH_OPTIONS> = {
   summary:
     'training-inference mismatch: engine precision, top-p/top-k and weight lag vs the corrections (TIS, IcePop, MIS, geo, TRL)',
   options: MISMATCH_OPTIONS,
+  recordsTokens: true,
   comparisons: (cfg) => {
     const arms = cfg.arms.split(',').filter((a) => a !== 'none');
     return cfg.arms.split(',').includes('none') && arms.length > 0

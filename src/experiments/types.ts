@@ -133,6 +133,8 @@ export interface Experiment<S extends OptionsSchema = OptionsSchema> {
   /** One line for `labs list`. */
   summary: string;
   options: S;
+  /** Whether `run` calls `ctx.onUpdateTokens` (what `--dump DIR` writes). */
+  recordsTokens?: boolean;
   /** The paired comparisons a multi-seed run reports for `config` (null or absent: none). */
   comparisons?: (config: z.output<S>) => ComparisonPlan | null;
   run(config: z.output<S>, ctx: RunContext): RunRecord | Promise<RunRecord>;

@@ -264,7 +264,7 @@ export function runMismatchArm(
       entropy += entropyCol[i] as number;
     }
     onTokens?.({
-      update: u,
+      update: u + 1,
       batch: seq,
       trainerLogProbs: old,
       inferenceLogProbs: behaviour,

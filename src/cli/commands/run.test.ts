@@ -17,6 +17,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   json: true,
   out: null,
   html: null,
+  dump: null,
   progress: false,
   jobs: 1,
   jobsGiven: true,

@@ -4,7 +4,7 @@ import { LabError } from '../../core/errors.js';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
-import type { Experiment, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import type { Experiment, MultiSeedRecord, RunContext, RunRecord } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import type { ParsedCli } from '../parse.js';
@@ -70,6 +70,7 @@ async function runExperiment(
   mark('experiment imported');
   const config = resolveConfig(experiment, p.sets);
   mark('config resolved');
+  const dump = p.dump === null ? null : await tokenDumpSink(p, experiment);
   await checkWritableDir(p.out ?? 'runs', p.out ? '--out' : 'output directory (default; change with --out)');
   if (p.html) await checkWritableDir(dirname(p.html), '--html');
   const progress = createProgress(
@@ -89,7 +90,9 @@ async function runExperiment(
         seed,
         onProgress: (d, t) => progress.update(d, t),
         onInfo: (line) => info.push(line),
+        ...(dump ? { onUpdateTokens: dump.write } : {}),
       });
+      if (dump) info.push(dump.summary());
     }
   } finally {
     progress.stop();
@@ -112,4 +115,54 @@ async function runExperiment(
     if (htmlPath) output.write(`report: ${htmlPath}\n`);
   }
   return 0;
+}
+
+/**
+ * `--dump DIR`: writes each update's tokens as a complete prime-rl token-export step
+ * (`DIR/<arm>/token_exports/step_<update>/rank_0.jsonl` + STABLE, src/report/primeRlTokenExport.ts),
+ * so `labs audit DIR/<arm> --preset prime-rl` reads them. Refused (BAD_CLI) with `--seeds`/`--sweep`
+ * and for an experiment that records no tokens; the directory must be writable (IO_ERROR, before
+ * anything runs); an existing step file is never overwritten (IO_ERROR from the writer).
+ */
+async function tokenDumpSink(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  experiment: Experiment,
+): Promise<{ write: NonNullable<RunContext['onUpdateTokens']>; summary: () => string }> {
+  const dir = p.dump as string;
+  if (p.multi || p.sweep) {
+    throw new LabError('BAD_CLI', '--dump writes one run: it cannot be combined with --seeds or --sweep', {
+      details: { field: '--dump' },
+    });
+  }
+  if (!experiment.recordsTokens) {
+    throw new LabError(
+      'BAD_CLI',
+      `--dump: experiment '${experiment.name}' records no tokens (mismatch does)`,
+      {
+        details: { field: '--dump', value: experiment.name },
+      },
+    );
+  }
+  await checkWritableDir(dir, '--dump');
+  const { tokenExportSequences, writePrimeRlTokenExportStep } = await import(
+    '../../report/primeRlTokenExport.js'
+  );
+  const arms = new Set<string>();
+  let steps = 0;
+  return {
+    write: (arm, t) => {
+      const sequences = tokenExportSequences(t.batch, {
+        trainerLogProbs: t.trainerLogProbs,
+        inferenceLogProbs: t.inferenceLogProbs,
+        responseMask: t.responseMask,
+        advantages: t.advantages,
+        entropy: t.entropy,
+      });
+      writePrimeRlTokenExportStep(join(dir, arm), t.update, [sequences]);
+      arms.add(arm);
+      steps++;
+    },
+    summary: () =>
+      `dump: ${steps} steps of ${arms.size} arms in ${dir}/<arm> (labs audit ${dir}/<arm> --preset prime-rl)`,
+  };
 }
