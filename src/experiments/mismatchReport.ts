@@ -103,6 +103,7 @@ export function mismatchCurves(results: readonly MismatchArmResult[]): Record<st
   const families: Record<string, (u: MismatchUpdate) => number> = {
     k3: (u) => u.k3,
     chi2_token: (u) => u.chi2Token,
+    mean_abs_delta: (u) => u.meanAbsDelta,
     max_ratio: (u) => u.maxRatio,
     ess: (u) => u.ess,
     masked_fraction: (u) => u.maskedFraction,

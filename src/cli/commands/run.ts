@@ -50,6 +50,11 @@ export async function checkWritableDir(dir: string, flag: string): Promise<void>
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
+  if (p.dump !== null && (p.multi || p.sweep)) {
+    throw new LabError('BAD_CLI', '--dump writes one run: it cannot be combined with --seeds or --sweep', {
+      details: { field: '--dump' },
+    });
+  }
   // Workers of a given --jobs start first: they load the experiment while this thread loads and
   // validates. By default they start later, if the seeds' pace shows they pay.
   const tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
@@ -129,11 +134,6 @@ async function tokenDumpSink(
   experiment: Experiment,
 ): Promise<{ write: NonNullable<RunContext['onUpdateTokens']>; summary: () => string }> {
   const dir = p.dump as string;
-  if (p.multi || p.sweep) {
-    throw new LabError('BAD_CLI', '--dump writes one run: it cannot be combined with --seeds or --sweep', {
-      details: { field: '--dump' },
-    });
-  }
   if (!experiment.recordsTokens) {
     throw new LabError(
       'BAD_CLI',
