@@ -141,7 +141,13 @@ export const MISMATCH_PLOTS: Record<string, PlotHint> = {
   max_ratio: { title: 'Largest token ratio pi_old / pi_engine', y: 'ratio' },
 };
 
-const fmt = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toPrecision(3));
+const fmt = (x: number | null | undefined) =>
+  x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toPrecision(3);
+/** `mean |delta| X on tokens with <what>`, or that no sampled token fell there (e.g. below a top_p cut). */
+const binText = (x: number | undefined, what: string) =>
+  x !== undefined && Number.isFinite(x)
+    ? `${fmt(x)} on tokens with ${what}`
+    : `n/a (no sampled token with ${what})`;
 
 /**
  * One sentence per source (precision, top_p, lag) from the dose rows: the mismatch (mean k3 over
@@ -172,7 +178,7 @@ export function sourceConclusions(
       ? `held-out success none ${fmt(last.r.finalEval)} vs ${best} ${fmt(corr.r.finalEval)}`
       : `held-out success none ${fmt(last.r.finalEval)}`;
     out.push(
-      `${source}: mean k3 over updates ${exact ? `${fmt(k3(exact.r))} (exact engine) -> ` : ''}${doses}; at ${last.setting.dose} mean |delta| ${fmt(bins[0])} on tokens with rollout p < 0.01 vs ${fmt(bins[bins.length - 1])} on p >= 0.9; ${success} (one seed).`,
+      `${source}: mean k3 over updates ${exact ? `${fmt(k3(exact.r))} (exact engine) -> ` : ''}${doses}; at ${last.setting.dose} mean |delta| ${binText(bins[0], 'rollout p < 0.01')} vs ${binText(bins[bins.length - 1], 'p >= 0.9')}; ${success} (one seed).`,
     );
   }
   return out;
