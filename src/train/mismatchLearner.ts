@@ -225,7 +225,8 @@ export function runMismatchArm(
   let finalEval = Number.NaN;
   let stopped: string | null = null;
   let steps = 0;
-  for (let u = 0; u < o.updates; u++) {
+  /** One update (rollout, measures, correction, PPO epochs); throws NON_FINITE for a non-finite loss. */
+  const step = (u: number): MismatchUpdate => {
     // --- rollout with the engine (its weights synced every engine_lag + 1 updates)
     const staleness = sync.beforeRollout(engine, model, u);
     const agent = new EngineAgent(engine, s.pick);
@@ -296,33 +297,39 @@ export function runMismatchArm(
     };
     updates.push(record);
     if (kept > 0) {
-      try {
-        const stats = sequencePpoUpdate(
-          model,
-          optimizer,
-          seq,
-          shape,
-          adv,
-          c.mask,
-          {
-            epochs: o.ppoEpochs,
-            gradClip: o.gradClip,
-            oldLogProb: c.oldForLoss,
-            loss: { clipRatio: o.clipRatio, lossAggMode: 'token-mean', rolloutIsWeights: c.weights },
-          },
-          steps,
-        );
-        steps += o.ppoEpochs;
-        record.loss = stats.epochs[0]?.loss ?? Number.NaN;
-        record.gradNorm = stats.epochs[0]?.gradNorm ?? Number.NaN;
-        if (!Number.isFinite(record.loss)) throw new LabError('NON_FINITE', `loss is ${record.loss}`);
-      } catch (e) {
-        if (!(e instanceof LabError) || e.code !== 'NON_FINITE') throw e;
-        stopped = e.message;
-        collapse ??= { update: u + 1, reason: 'non_finite' };
-        onUpdate?.(o.updates);
-        break;
-      }
+      const stats = sequencePpoUpdate(
+        model,
+        optimizer,
+        seq,
+        shape,
+        adv,
+        c.mask,
+        {
+          epochs: o.ppoEpochs,
+          gradClip: o.gradClip,
+          oldLogProb: c.oldForLoss,
+          loss: { clipRatio: o.clipRatio, lossAggMode: 'token-mean', rolloutIsWeights: c.weights },
+        },
+        steps,
+      );
+      steps += o.ppoEpochs;
+      record.loss = stats.epochs[0]?.loss ?? Number.NaN;
+      record.gradNorm = stats.epochs[0]?.gradNorm ?? Number.NaN;
+      if (!Number.isFinite(record.loss)) throw new LabError('NON_FINITE', `loss is ${record.loss}`);
+    }
+    return record;
+  };
+  for (let u = 0; u < o.updates; u++) {
+    let record: MismatchUpdate;
+    try {
+      record = step(u);
+    } catch (e) {
+      // a non-finite engine logit, loss, gradient or parameter: the arm collapses and stops here
+      if (!(e instanceof LabError) || e.code !== 'NON_FINITE') throw e;
+      stopped = e.message;
+      collapse ??= { update: u + 1, reason: 'non_finite' };
+      onUpdate?.(o.updates);
+      break;
     }
     // --- held-out success every evalEvery updates and after the last; the collapse rule
     if ((u + 1) % o.evalEvery === 0 || u === o.updates - 1) {
