@@ -24,6 +24,8 @@ export const DOC_RECORDS: { file: string; args: string[] }[] = [
     file: `${name}-seed7.json`,
     args: ['run', '--experiment', name, '--seed', '7'],
   })),
+  // minutes, not seconds: 18 warm-started GRU trainings (docs/experiments/mismatch.md)
+  { file: 'mismatch-seed7.json', args: ['run', '--experiment', 'mismatch', '--seed', '7'] },
   {
     file: 'audit-generic-example.json',
     args: ['audit', 'examples/generic-rollouts.jsonl', '--preset', 'generic'],

@@ -53,6 +53,24 @@ const SMALL: Record<string, { overrides: Record<string, JsonValue>; seeds: numbe
     seeds: [1, 2],
   },
   filter: { overrides: { updates: 12, groups_per_update: 8, group_size: 4, eval_tasks: 50 }, seeds: [1, 2] },
+  // from scratch (no pretraining), three arms, one dose row besides the exact engine
+  mismatch: {
+    overrides: {
+      init: 'scratch',
+      updates: 2,
+      tasks_per_update: 2,
+      group_size: 4,
+      eval_tasks: 10,
+      eval_every: 1,
+      arms: 'none,token_tis,geo',
+      engine_precision: 'fp8',
+      top_p: 0.9,
+      dose_precisions: 'fp8',
+      dose_top_p: '',
+      dose_lags: '',
+    },
+    seeds: [1],
+  },
   explore: {
     overrides: {
       updates: 4,

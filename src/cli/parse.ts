@@ -88,6 +88,8 @@ export type ParsedCli =
       out: string | null;
       /** HTML report path; '' means report.html next to the record; null means none. */
       html: string | null;
+      /** `--dump DIR`: per-update token exports (prime-rl layout) of an experiment that records them. */
+      dump: string | null;
       progress: boolean;
       /** Threads for `--seeds`/`--sweep` (1 = serial on the main thread); default os.availableParallelism(). */
       jobs: number;
@@ -265,6 +267,10 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       '--html [file]',
       'also write an HTML report with plots (default: report.html next to record.json)',
     )
+    .option(
+      '--dump <dir>',
+      "write every update's tokens in prime-rl's token-export layout under DIR/<arm> (experiments that record tokens: mismatch; one seed)",
+    )
     .option('--no-progress', 'never show a progress bar')
     .option(
       '--jobs <n>',
@@ -289,6 +295,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           json?: boolean;
           out?: string;
           html?: string | boolean;
+          dump?: string;
           progress: boolean;
           jobs?: string;
           shard?: string;
@@ -371,6 +378,7 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           json: Boolean(o.json),
           out: o.out ?? null,
           html: typeof o.html === 'string' ? o.html : o.html === true ? '' : null,
+          dump: o.dump ?? null,
           progress: o.progress,
           jobs: o.jobs === undefined ? availableParallelism() : jobsOption(o.jobs),
           jobsGiven: o.jobs !== undefined,

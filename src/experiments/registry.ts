@@ -17,6 +17,7 @@ const loaders: Record<string, () => Promise<Experiment>> = {
   clip: async () => (await import('./clip.js')).clip,
   filter: async () => (await import('./filter.js')).filter,
   explore: async () => (await import('./explore.js')).explore,
+  mismatch: async () => (await import('./mismatch.js')).mismatch,
 };
 
 export function experimentNames(): string[] {

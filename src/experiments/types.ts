@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Summary } from '../core/stats.js';
+import type { UpdateTokens } from '../train/mismatchLearner.js';
 import type { OptionsSchema } from './options.js';
 
 /** Scalar or small JSON value. */
@@ -115,6 +116,11 @@ export interface RunContext {
    * "checkpoint: reused the cached ..."); the CLI prints it with the summary.
    */
   onInfo?: (line: string) => void;
+  /**
+   * Called with every update's token columns by an experiment that records them (`mismatch`, per
+   * arm); the CLI's `--dump DIR` writes them in prime-rl's token-export layout under `DIR/<arm>`.
+   */
+  onUpdateTokens?: (arm: string, tokens: UpdateTokens) => void;
 }
 
 /**
@@ -127,6 +133,8 @@ export interface Experiment<S extends OptionsSchema = OptionsSchema> {
   /** One line for `labs list`. */
   summary: string;
   options: S;
+  /** Whether `run` calls `ctx.onUpdateTokens` (what `--dump DIR` writes). */
+  recordsTokens?: boolean;
   /** The paired comparisons a multi-seed run reports for `config` (null or absent: none). */
   comparisons?: (config: z.output<S>) => ComparisonPlan | null;
   /**

@@ -41,10 +41,11 @@
  * rank file or STABLE already exists is an error. `exp` is the platform's (float64, then rounded to
  * float32), so computed columns can differ from torch's float32 `exp` by one float32 ulp.
  */
-import { linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { SequenceBatch } from '../policy/sequenceModel.js';
+import { makeDirs } from './records.js';
 
 /** prime-rl's `SCHEMA_VERSION`. */
 export const PRIME_RL_TOKEN_EXPORT_SCHEMA_VERSION = 1;
@@ -377,7 +378,7 @@ export function writePrimeRlTokenExportStep(
   const lines = primeRlTokenExportLines(step, microBatches, options);
   const stepDir = join(dir, 'token_exports', `step_${step}`);
   try {
-    mkdirSync(stepDir, { recursive: true });
+    makeDirs(stepDir); // one level at a time: a recursive mkdir loops on procfs
   } catch (e) {
     throw new LabError('IO_ERROR', `cannot create ${stepDir}: ${(e as Error).message}`, {
       cause: e,

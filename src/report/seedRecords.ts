@@ -13,12 +13,12 @@
  * same experiment, version, seed and config as the task it stands for; anything else is a
  * BAD_SEED_RECORD error naming the file and the field, never a silently mixed or double-counted seed.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { SeedTask } from '../experiments/multiSeed.js';
 import type { JsonValue, RunRecord } from '../experiments/types.js';
-import { fromJson, toJson, writeFileAtomicSync } from './records.js';
+import { fromJson, makeDirs, toJson, writeFileAtomicSync } from './records.js';
 
 export const SEED_PLAN_FORMAT = 'labs-seed-plan/1';
 
@@ -234,7 +234,7 @@ export function openSeedDir(dir: string, plan: SeedPlan, indices?: readonly numb
   let planWritten = false;
   const writePlan = () => {
     if (planWritten) return;
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir); // one level at a time: a recursive mkdir loops on procfs
     writeFileAtomicSync(planFile, `${toJson(plan)}\n`);
     planWritten = true;
   };
@@ -246,7 +246,7 @@ export function openSeedDir(dir: string, plan: SeedPlan, indices?: readonly numb
     write(index, record) {
       const file = seedRecordPath(dir, plan, index);
       try {
-        mkdirSync(dirname(file), { recursive: true });
+        makeDirs(dirname(file));
         writeFileAtomicSync(file, `${toJson(record)}\n`);
         writePlan();
       } catch (e) {

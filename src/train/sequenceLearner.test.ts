@@ -66,4 +66,38 @@ describe('sequencePpoUpdate', () => {
       'at step 40',
     );
   });
+
+  it('uses caller-given old log-probs (decoupled recomputation or bypass) and checks their length', () => {
+    const a = setup();
+    const b = setup();
+    const old = a.model.logProbs(a.batch).slice();
+    const optA = new Optimizer(a.model.size, { learningRate: 0.01 });
+    const optB = new Optimizer(b.model.size, { learningRate: 0.01 });
+    // the same values as epoch 1's forward pass: the same update, bit for bit
+    const sa = sequencePpoUpdate(a.model, optA, a.batch, a.shape, a.adv, a.mask, {
+      epochs: 2,
+      oldLogProb: old,
+    });
+    const sb = sequencePpoUpdate(b.model, optB, b.batch, b.shape, b.adv, b.mask, { epochs: 2 });
+    expect(sa.epochs).toEqual(sb.epochs);
+    expect(Array.from(a.model.params)).toEqual(Array.from(b.model.params));
+    // behaviour log-probs 0.5 lower: the first epoch's ratio is e^0.5 > 1 + clip, so tokens are clipped
+    const c = setup();
+    const shifted = c.model.logProbs(c.batch).map((v) => v - 0.5);
+    const optC = new Optimizer(c.model.size, { learningRate: 0.01 });
+    const sc = sequencePpoUpdate(c.model, optC, c.batch, c.shape, c.adv, c.mask, {
+      epochs: 1,
+      oldLogProb: shifted,
+    });
+    expect(sc.oldLogProb).toEqual(shifted);
+    expect(sc.epochs[0]?.metrics.pg_clipfrac).toBeGreaterThan(0);
+    expectLabError(
+      () =>
+        sequencePpoUpdate(c.model, optC, c.batch, c.shape, c.adv, c.mask, {
+          oldLogProb: new Float64Array(3),
+        }),
+      'SHAPE_MISMATCH',
+      'oldLogProb',
+    );
+  });
 });

@@ -26,6 +26,12 @@ export interface SequencePpoOptions {
   /** verl `actor.grad_clip` (global L2 norm bound). Default 1.0. */
   gradClip?: number;
   loss?: VanillaLossOptions;
+  /**
+   * The old log-probs `[B, T_resp]` to use instead of epoch 1's forward pass: a recomputation made
+   * by the caller (decoupled PPO), or the rollout engine's own log-probs (verl's bypass mode, where
+   * `rollout_log_probs` serve as `old_log_prob`). Default: epoch 1's forward pass.
+   */
+  oldLogProb?: Float64Array;
 }
 
 export interface SequencePpoStats {
@@ -75,12 +81,21 @@ export function sequencePpoUpdate(
   }
   const denominator = aggLossDenominator(mask, shape, mode, loss.agg ?? {});
   const n = shape.rows * shape.cols;
+  if (options.oldLogProb && options.oldLogProb.length !== n) {
+    throw new LabError(
+      'SHAPE_MISMATCH',
+      `oldLogProb: expected ${n} values, got ${options.oldLogProb.length}`,
+      {
+        details: { field: 'oldLogProb', expected: n, actual: options.oldLogProb.length },
+      },
+    );
+  }
   const logProb = new Float64Array(n);
   const oldLogProb = new Float64Array(n);
   const out: SequencePpoStats['epochs'] = [];
   for (let e = 0; e < epochs; e++) {
     model.logProbs(batch, logProb);
-    if (e === 0) oldLogProb.set(logProb);
+    if (e === 0) oldLogProb.set(options.oldLogProb ?? logProb);
     const res = policyLossVanillaGrad({ oldLogProb, logProb, advantages, responseMask: mask }, shape, loss);
     const grads = model.backward(res.grad);
     model.checkFinite(grads, 'grads', step + e);

@@ -22,8 +22,8 @@
 import { LabError } from '../../core/errors.js';
 import { findExtraCorrectionMode, resolveExtraCorrectionParams } from '../../core/extraCorrectionModes.js';
 import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
-import type { MismatchAccumulator } from './mismatchFold.js';
-import { clampSql, type SequenceStats } from './sequenceStats.js';
+import type { MismatchAccumulator } from '../../core/mismatchFold.js';
+import { clampSql, type SequenceStats } from '../../core/sequenceMismatchStats.js';
 import type { Correction, WhatIfSpec } from './whatIf.js';
 
 type Kind = 'token-clamp' | 'token-mask' | 'row-ratio-clamp' | 'row-ratio-mask' | 'row-filter';

@@ -5,9 +5,9 @@
  * Pipeline (one read of the JSON): DuckDB reads the files in batches, unnests each line, keeps the
  * loss tokens and groups them by sequence in the same statement (`loadSequences`): one row per line
  * in the temp table `mm_seq` with its step, task, first problem, sufficient statistics
- * (sequenceStats.ts), the what-ifs' aggregates and the list of its Δ; prompt, tool-output and
+ * (core/sequenceMismatchStats.ts), the what-ifs' aggregates and the list of its Δ; prompt, tool-output and
  * padding tokens never leave the scan. The sequences are then streamed into float64 accumulators
- * (mismatchFold.ts, whatIf.ts, frameworkWhatIf.ts) overall, per step and per task; the exact
+ * (core/mismatchFold.ts, whatIf.ts, frameworkWhatIf.ts) overall, per step and per task; the exact
  * quantiles (p99 |Δ|, prime-rl's median of mismatch_kl) and, with `byRound`, the per-round table
  * read the lists. DuckDB keeps `mm_seq` within `memoryLimit` and spills the rest to a temporary
  * directory.
@@ -16,12 +16,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LabError } from '../../core/errors.js';
+import { MismatchAccumulator } from '../../core/mismatchFold.js';
+import {
+  DEFAULT_PROB_EDGES,
+  featureSql,
+  sequenceStatSql,
+  sequenceStatsFromRow,
+} from '../../core/sequenceMismatchStats.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { type DuckSession, openDuckSession } from '../duckdb.js';
 import { runArealAudit } from './arealAudit.js';
-import { MismatchAccumulator } from './mismatchFold.js';
-import { DEFAULT_PROB_EDGES, featureSql, sequenceStatSql, sequenceStatsFromRow } from './sequenceStats.js';
 import {
   GENERIC_TOKEN_COLUMNS,
   listTokenDump,

@@ -17,10 +17,10 @@
  */
 import { LabError } from '../../core/errors.js';
 import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
+import { ListStats, type MismatchAccumulator } from '../../core/mismatchFold.js';
 import { parseRejectionRules, type RsRule } from '../../core/rolloutCorrection.js';
+import { clampSql, type SequenceStats } from '../../core/sequenceMismatchStats.js';
 import { FrameworkCorrection } from './frameworkWhatIf.js';
-import { ListStats, type MismatchAccumulator } from './mismatchFold.js';
-import { clampSql, type SequenceStats } from './sequenceStats.js';
 
 const maskedMeanOf = (sum: number, count: number) => sum / (count + MASKED_MEAN_EPS);
 const CLAMP = 20;

@@ -19,6 +19,7 @@ const base: Extract<ParsedCli, { command: 'run' }> = {
   json: true,
   out: null,
   html: null,
+  dump: null,
   progress: false,
   jobs: 1,
   jobsGiven: true,
@@ -65,6 +66,24 @@ describe('labs run output checks', () => {
     } finally {
       write.mockRestore();
     }
+  });
+});
+
+describe('labs run --dump', () => {
+  it('checks the --dump directory with the other output places, before anything runs', async () => {
+    // before the merge with the output-place check, --dump /proc/nope would have looped in mkdir
+    const write = vi.spyOn(output, 'write').mockImplementation(() => true);
+    try {
+      await expect(
+        runCommand({ ...base, experiment: 'mismatch', dump: '/proc/nope/dump' }),
+      ).rejects.toMatchObject({
+        code: 'BAD_CLI',
+        message: expect.stringMatching(/^--dump \/proc\/nope\/dump: .*; nothing was run$/),
+      });
+    } finally {
+      write.mockRestore();
+    }
+    expect(write).not.toHaveBeenCalled();
   });
 });
 

@@ -1,10 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { LabError } from '../../core/errors.js';
 import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
 import { startStopwatch } from '../../experiments/stopwatch.js';
-import type { Experiment, JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
+import type {
+  Experiment,
+  JsonValue,
+  MultiSeedRecord,
+  RunContext,
+  RunRecord,
+} from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
 import { exitOnInterrupt, noteWritten } from '../interrupt.js';
@@ -62,6 +69,11 @@ export function takeOutputDir(
 
 export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Promise<number> {
   mark('run imported');
+  if (p.dump !== null && (p.multi || p.sweep)) {
+    throw new LabError('BAD_CLI', '--dump writes one run: it cannot be combined with --seeds or --sweep', {
+      details: { field: '--dump' },
+    });
+  }
   // Ctrl-C with --seeds or --sweep: the seeds yield to the event loop between them, so the handler
   // runs after the current seed, says what was kept and exits 130. A single seed never yields
   // until it ends, and a handler would hold Ctrl-C back until then: there Node's default (exit at
@@ -92,7 +104,9 @@ async function runExperiment(
   // The directory is named at the start (its time is the run's start), so it can be checked now.
   const dir = outputDir(p, experiment.name);
   const { places, htmlPath } = runOutputPlaces(p, dir);
+  if (p.dump !== null) places.push({ flag: '--dump', path: p.dump, kind: 'dir' });
   checkOutputPlaces(places);
+  const dump = p.dump === null ? null : await tokenDumpSink(p, experiment);
   const lock = takeOutputDir(p, dir, places[0]?.flag as string);
   // lines about how the run went that are not results (e.g. a reused checkpoint), shown with the summary
   const info: string[] = [];
@@ -121,7 +135,9 @@ async function runExperiment(
           seed,
           onProgress: (d, t) => progress.update(d, t),
           onInfo: (line) => info.push(line),
+          ...(dump ? { onUpdateTokens: dump.write } : {}),
         });
+        if (dump) info.push(dump.summary());
       } finally {
         progress.stop();
       }
@@ -149,4 +165,48 @@ async function runExperiment(
     // Now, not only at exit: a library caller (a test) may run again in this process.
     lock?.release();
   }
+}
+
+/**
+ * `--dump DIR`: writes each update's tokens as a complete prime-rl token-export step
+ * (`DIR/<arm>/token_exports/step_<update>/rank_0.jsonl` + STABLE, src/report/primeRlTokenExport.ts),
+ * so `labs audit DIR/<arm> --preset prime-rl` reads them. Refused (BAD_CLI) with `--seeds`/`--sweep`
+ * and for an experiment that records no tokens; the directory is one of the output places checked
+ * before anything runs; an existing step file is never overwritten (IO_ERROR from the writer).
+ */
+async function tokenDumpSink(
+  p: Extract<ParsedCli, { command: 'run' }>,
+  experiment: Experiment,
+): Promise<{ write: NonNullable<RunContext['onUpdateTokens']>; summary: () => string }> {
+  const dir = p.dump as string;
+  if (!experiment.recordsTokens) {
+    throw new LabError(
+      'BAD_CLI',
+      `--dump: experiment '${experiment.name}' records no tokens (mismatch does)`,
+      {
+        details: { field: '--dump', value: experiment.name },
+      },
+    );
+  }
+  const { tokenExportSequences, writePrimeRlTokenExportStep } = await import(
+    '../../report/primeRlTokenExport.js'
+  );
+  const arms = new Set<string>();
+  let steps = 0;
+  return {
+    write: (arm, t) => {
+      const sequences = tokenExportSequences(t.batch, {
+        trainerLogProbs: t.trainerLogProbs,
+        inferenceLogProbs: t.inferenceLogProbs,
+        responseMask: t.responseMask,
+        advantages: t.advantages,
+        entropy: t.entropy,
+      });
+      writePrimeRlTokenExportStep(join(dir, arm), t.update, [sequences]);
+      arms.add(arm);
+      steps++;
+    },
+    summary: () =>
+      `dump: ${steps} steps of ${arms.size} arms in ${dir}/<arm> (labs audit ${dir}/<arm> --preset prime-rl)`,
+  };
 }

@@ -20,6 +20,7 @@ describe('labs run --sweep', () => {
       json: false,
       out: dir,
       html: '',
+      dump: null,
       progress: false,
       jobs: 1,
       jobsGiven: true,

@@ -21,6 +21,7 @@ const formatters: Record<string, () => Promise<Formatter>> = {
   saturation: async () => (await import('./saturation.js')).formatSaturation,
   clip: async () => (await import('./clip.js')).formatClip,
   filter: async () => (await import('./filter.js')).formatFilter,
+  mismatch: async () => (await import('./mismatch.js')).formatMismatch,
 };
 
 /** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */

@@ -33,8 +33,8 @@
  *  - SkyRL `policy/rollout_train_logprobs_abs_diff_{mean,std,max,min}` over loss tokens (std
  *    unbiased, torch's; skyrl/train/trainer.py).
  */
-import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
-import type { SequenceStats } from './sequenceStats.js';
+import { MASKED_MEAN_EPS } from './maskedPrimitives.js';
+import type { SequenceStats } from './sequenceMismatchStats.js';
 
 const maskedMeanOf = (sum: number, count: number) => sum / (count + MASKED_MEAN_EPS);
 const CLAMP = 20;

@@ -2,7 +2,7 @@
  * The per-sequence sufficient statistics of a training–inference mismatch audit: everything verl's
  * `compute_offpolicy_metrics` / `compute_rollout_correction_and_rejection_mask` and the frameworks'
  * own mismatch metrics need from one sequence, so a dump of any size is reduced to one small row per
- * sequence (in SQL, tokenReader.ts) and the rows are folded in float64 (mismatchFold.ts) without
+ * sequence (in SQL, src/audit/tokens/tokenAudit.ts) and the rows are folded in float64 (mismatchFold.ts) without
  * ever holding a `[B,T]` batch.
  *
  * Inputs per loss-mask token t of a sequence: `old` (trainer log-prob: NeMo-RL `prev_logprobs`,
