@@ -210,6 +210,12 @@ type LaneLocal = (typeof LANE_LOCALS)[number];
  * Writes `out` (float32), per-row loss sums and valid-token counts (float64), and at `res`: kl, clip
  * count, lower count, the float64 finiteness sum (0 or NaN) at +0..+24, the float32 padding-tail
  * finiteness lanes at +32, and non-zero lanes at +48 where a mask entry was neither 0 nor 1.
+ *
+ * Why one long function: it emits the body of one WebAssembly function, and every piece of that
+ * body (`tailCheck`, {@link lanes}, the row loop) allocates or reads that function's locals (`v`),
+ * so the pieces are closures over them rather than functions of their own. Issue 26 plans a
+ * folded-expression form a reviewer can check by eye; until then lossSimd.test.ts checks the
+ * output against the JavaScript pass bit for bit.
  */
 function vanillaFunction(padCheck: boolean, hasW: boolean) {
   const v = new Locals();
@@ -316,6 +322,11 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
    * The per-token body of `n` (2 or 1) tokens at byte `p + off` in the f64x2 lanes of locals `L`
    * (whose `valid` is set), as statements that each leave the stack empty. Sums are added in
    * statement order, so interleaving two such bodies keeps the index order.
+   *
+   * Why long: it is one token's whole loss (clamp, the clip regions, fastExp, the weight, the sums)
+   * as straight-line lane code without a branch, the JavaScript pass's per-token body operation for
+   * operation in the same order: that correspondence is what makes the two bit-identical, and it
+   * reads best unbroken.
    */
   function lanes(n: 1 | 2, off: number, L: Record<LaneLocal, number>): number[][] {
     const loadF64 = (base: number) => [...load(base, n, off), ...op.f64x2PromoteLowF32x4()];
@@ -672,6 +683,9 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
  * without `padCheck` (token-mean) the right-padding tail of mask zeros is not read. Writes per-row
  * sums and valid counts (float64) and, at `res + 48`, non-zero lanes where a mask entry was neither 0
  * nor 1.
+ *
+ * Why one long function: as {@link vanillaFunction}, it emits one WebAssembly function whose
+ * pieces share its locals.
  */
 function aggFunction() {
   const v = new Locals();
