@@ -4,6 +4,13 @@
  * name). Anything not listed here (validators, accumulator layouts, unchecked primitives, group-id
  * helpers) is internal and may change without notice. docs/kernels-api.md explains each group.
  *
+ * This entry (`.` of the package's exports map) is the pure part: kernels, statistics, environments,
+ * policies and learners, which import no Node built-in and so also load in a browser or a worker.
+ * What needs Node (files, DuckDB) has its own subpath: `reasoning-rl-labs/experiments`
+ * (src/experiments/index.ts), `reasoning-rl-labs/audit` (src/audit/index.ts) and
+ * `reasoning-rl-labs/report` (src/report/index.ts, with the prime-rl token-export writer).
+ * test/packageExports.test.ts checks that this entry's module graph reaches no `node:` import.
+ *
  * Kernels take their `[B,T]` arrays as ONE named object (verl's argument names in camelCase), then
  * the shape, then options: `policyLossVanilla({ oldLogProb, logProb, advantages, responseMask },
  * { rows, cols }, { clipRatio: 0.2 })`. A swapped argument is a type error, not a wrong number.
@@ -233,6 +240,7 @@ export {
 } from './core/lagStats.js';
 
 // ── Training–inference mismatch: number formats, truncated sampling, an inference engine ───────
+// (the writer of prime-rl's token-export layout writes files: reasoning-rl-labs/report)
 export {
   type OverflowMode,
   PRECISION_NAMES,
@@ -259,17 +267,6 @@ export {
   InferenceEngine,
   type InferenceEngineOptions,
 } from './policy/inferenceEngine.js';
-
-export {
-  PRIME_RL_TOKEN_EXPORT_KEYS,
-  primeRlTokenExportLine,
-  primeRlTokenExportLines,
-  type TokenExportOptions,
-  type BatchExportColumns,
-  type TokenExportSequence,
-  tokenExportSequences,
-  writePrimeRlTokenExportStep,
-} from './report/primeRlTokenExport.js';
 
 // ── Seeded randomness ───────────────────────────────────────────────────────────────────────────
 export { Rng } from './random.js';
@@ -331,14 +328,3 @@ export {
   simulateRollout,
 } from './train/eventSim.js';
 export { LENGTH_DEFAULTS, type LengthModel, sampleActionTokens } from './train/generationLength.js';
-
-// ── Experiments ─────────────────────────────────────────────────────────────────────────────────
-export { experimentNames, loadExperiment } from './experiments/registry.js';
-export { runSeeds } from './experiments/multiSeed.js';
-export type * from './experiments/types.js';
-
-// ── Audit of rollout dumps, and reports ─────────────────────────────────────────────────────────
-export { AUDIT_DEFAULTS, type AuditOptions, runAudit } from './audit/audit.js';
-export { AUDIT_PRESETS, type AuditPresetName, CANONICAL_COLUMNS } from './audit/presets.js';
-export { type HtmlReportOptions, type HtmlReportResult, writeHtmlReport } from './report/html.js';
-export { type PlotSpec, planPlots, type ReportPlan } from './report/plotData.js';

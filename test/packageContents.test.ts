@@ -43,11 +43,14 @@ describe('package contents', () => {
 
   it('every module under src/ is reachable from an entry point (test helpers live in test/)', () => {
     const seen = new Set<string>();
-    // The library, the CLI (the installed bin, and main.ts run from source and bundled), and the
-    // worker thread `--jobs` starts
-    // (loaded by URL, not imported).
+    // The library (its pure entry and the Node-only subpaths of package.json's exports), the CLI
+    // (the installed bin, and main.ts run from source and bundled), and the worker thread `--jobs`
+    // starts (loaded by URL, not imported).
     const queue = [
       join('src', 'index.ts'),
+      join('src', 'experiments', 'index.ts'),
+      join('src', 'audit', 'index.ts'),
+      join('src', 'report', 'index.ts'),
       join('src', 'cli', 'bin.ts'),
       join('src', 'cli', 'main.ts'),
       join('src', 'cli', 'seedWorker.ts'),

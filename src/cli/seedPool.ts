@@ -126,6 +126,11 @@ type UntaggedJob = SeedJob extends infer J ? (J extends unknown ? Omit<J, 'id'> 
 /**
  * `workers` worker threads loading experiment `name` from `workerUrl`, started as `when` says
  * (see {@link openSeedPool}).
+ *
+ * Why one long function: the pool is a closure. Starting the workers (`start`), sending a job to one
+ * worker (`drive`), sharing a queue of items between the workers and this thread (`shareOut`), the
+ * `runner` and `close` all read and update the same worker list, `dead` and `busy` maps and
+ * counters; those named inner functions are its phases.
  */
 export function startSeedPool(
   workerUrl: URL,

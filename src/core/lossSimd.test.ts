@@ -1,8 +1,14 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { aggLossOn, LOSS_AGG_MODES, type LossAggMode } from './aggLoss.js';
 import { isLabError } from './errors.js';
-import { lossSimdKernel, lossSimdModule } from './lossSimd.js';
+import {
+  LossSimdKernel,
+  lossSimdFallbackReason,
+  lossSimdKernel,
+  lossSimdModule,
+  wasmSimdSupported,
+} from './lossSimd.js';
 import { policyLossVanillaOn, type VanillaEngine, type VanillaLossOptions } from './vanillaPolicyLoss.js';
 
 /** Deterministic stream in [0, 1) (a test-local LCG: the cases are reproducible from the fast-check seed). */
@@ -246,5 +252,51 @@ describe('lossSimd: the WebAssembly SIMD kernels', () => {
     expect(aggLossOn('auto', { lossMat: lp, lossMask: mask }, { rows: 2, cols }, 'token-mean')).toBe(
       aggLossOn('js', { lossMat: lp, lossMask: mask }, { rows: 2, cols }, 'token-mean'),
     );
+  });
+});
+
+describe('lossSimd: no silent fallback to JavaScript', () => {
+  // lossSimdKernel() catches any error while assembling or instantiating the module and falls back to
+  // the JavaScript pass (right on an engine without SIMD). These tests make that fallback loud where
+  // SIMD exists: a module this code assembles wrongly fails here instead of only running slower.
+  it('Node 20 supports WebAssembly SIMD (the probe is a hand-written module, not the assembler)', () => {
+    expect(wasmSimdSupported()).toBe(true);
+  });
+
+  it('where SIMD is supported, the kernel is built and there is no fallback reason', () => {
+    if (!wasmSimdSupported()) return; // no SIMD: the fallback is the intended path
+    expect(lossSimdFallbackReason()).toBeNull();
+    expect(lossSimdKernel()).toBeInstanceOf(LossSimdKernel);
+  });
+
+  it('where SIMD is supported, the default (auto) loss and aggregation run through the kernel', () => {
+    if (!wasmSimdSupported()) return;
+    const run = vi.spyOn(LossSimdKernel.prototype, 'run');
+    const runAgg = vi.spyOn(LossSimdKernel.prototype, 'runAgg');
+    try {
+      const { old, lp, adv, mask } = batch({
+        rows: 4,
+        cols: 9,
+        seed: 11,
+        mode: 'token-mean',
+        weights: false,
+        uint8: false,
+        corrupt: 0,
+        options: {},
+      });
+      const shape = { rows: 4, cols: 9 };
+      const inputs = { oldLogProb: old, logProb: lp, advantages: adv, responseMask: mask };
+      policyLossVanillaOn('auto', inputs, shape, {});
+      expect(run).toHaveBeenCalled();
+      aggLossOn('auto', { lossMat: lp, lossMask: mask }, shape, 'seq-mean-token-mean');
+      expect(runAgg).toHaveBeenCalled();
+      // the JavaScript engine, asked for, does not touch it
+      run.mockClear();
+      policyLossVanillaOn('js', inputs, shape, {});
+      expect(run).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+      runAgg.mockRestore();
+    }
   });
 });

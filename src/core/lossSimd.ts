@@ -22,7 +22,8 @@
  * change values), and the log-ratio clamp at most {@link FAST_EXP_RANGE} (beyond it fastExp calls
  * Math.exp). The kernel is assembled from this file by wasmAssembler.ts the first time it is needed;
  * where WebAssembly SIMD is unavailable {@link lossSimdKernel} returns null and the JavaScript pass
- * runs.
+ * runs; {@link lossSimdFallbackReason} says why, and lossSimd.test.ts fails when the engine supports
+ * SIMD ({@link wasmSimdSupported}) but the kernel was not built or not used.
  */
 import type { FloatArray, MaskArray } from './batch.js';
 import { FAST_EXP_RANGE, FAST_EXP_TABLE } from './fastExp.js';
@@ -209,6 +210,12 @@ type LaneLocal = (typeof LANE_LOCALS)[number];
  * Writes `out` (float32), per-row loss sums and valid-token counts (float64), and at `res`: kl, clip
  * count, lower count, the float64 finiteness sum (0 or NaN) at +0..+24, the float32 padding-tail
  * finiteness lanes at +32, and non-zero lanes at +48 where a mask entry was neither 0 nor 1.
+ *
+ * Why one long function: it emits the body of one WebAssembly function, and every piece of that
+ * body (`tailCheck`, {@link lanes}, the row loop) allocates or reads that function's locals (`v`),
+ * so the pieces are closures over them rather than functions of their own. Issue 26 plans a
+ * folded-expression form a reviewer can check by eye; until then lossSimd.test.ts checks the
+ * output against the JavaScript pass bit for bit.
  */
 function vanillaFunction(padCheck: boolean, hasW: boolean) {
   const v = new Locals();
@@ -315,6 +322,11 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
    * The per-token body of `n` (2 or 1) tokens at byte `p + off` in the f64x2 lanes of locals `L`
    * (whose `valid` is set), as statements that each leave the stack empty. Sums are added in
    * statement order, so interleaving two such bodies keeps the index order.
+   *
+   * Why long: it is one token's whole loss (clamp, the clip regions, fastExp, the weight, the sums)
+   * as straight-line lane code without a branch, the JavaScript pass's per-token body operation for
+   * operation in the same order: that correspondence is what makes the two bit-identical, and it
+   * reads best unbroken.
    */
   function lanes(n: 1 | 2, off: number, L: Record<LaneLocal, number>): number[][] {
     const loadF64 = (base: number) => [...load(base, n, off), ...op.f64x2PromoteLowF32x4()];
@@ -671,6 +683,9 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
  * without `padCheck` (token-mean) the right-padding tail of mask zeros is not read. Writes per-row
  * sums and valid counts (float64) and, at `res + 48`, non-zero lanes where a mask entry was neither 0
  * nor 1.
+ *
+ * Why one long function: as {@link vanillaFunction}, it emits one WebAssembly function whose
+ * pieces share its locals.
  */
 function aggFunction() {
   const v = new Locals();
@@ -1055,18 +1070,52 @@ export interface AggChunk {
   bad: number;
 }
 
-let cached: LossSimdKernel | null | undefined;
+/** The kernel once built, or why there is none (kept so the fallback is visible to tests). */
+let cached: { kernel: LossSimdKernel; reason: null } | { kernel: null; reason: string } | undefined;
 
-/** The kernel, assembled and instantiated on first use; null where WebAssembly SIMD is unavailable. */
-export function lossSimdKernel(): LossSimdKernel | null {
+function built(): NonNullable<typeof cached> {
   if (cached === undefined) {
     try {
-      cached = wasmApi ? new LossSimdKernel(wasmApi, new wasmApi.Module(lossSimdModule())) : null;
-    } catch {
-      cached = null;
+      cached = wasmApi
+        ? { kernel: new LossSimdKernel(wasmApi, new wasmApi.Module(lossSimdModule())), reason: null }
+        : { kernel: null, reason: 'this JavaScript engine has no WebAssembly' };
+    } catch (e) {
+      cached = { kernel: null, reason: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
     }
   }
   return cached;
+}
+
+/** The kernel, assembled and instantiated on first use; null where WebAssembly SIMD is unavailable. */
+export function lossSimdKernel(): LossSimdKernel | null {
+  return built().kernel;
+}
+
+/**
+ * Why {@link lossSimdKernel} is null: the error caught while assembling or instantiating the module
+ * (or that there is no WebAssembly), null when the kernel is in use. The catch keeps the losses
+ * running on an engine without SIMD, but the same catch would hide a module that this file assembles
+ * wrongly (the losses would silently run the slower JavaScript pass); lossSimd.test.ts fails when
+ * {@link wasmSimdSupported} says SIMD is there and this is not null.
+ */
+export function lossSimdFallbackReason(): string | null {
+  return built().reason;
+}
+
+/**
+ * A minimal module using SIMD, written out by hand rather than by wasmAssembler.ts (whose output is
+ * what is being checked): one function `() -> v128` returning `v128.const 0`.
+ */
+const SIMD_PROBE = Uint8Array.of(
+  ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // magic, version 1
+  ...[0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b], // type section: (func (result v128))
+  ...[0x03, 0x02, 0x01, 0x00], // function section: one function of type 0
+  ...[0x0a, 0x16, 0x01, 0x14, 0x00, 0xfd, 0x0c, ...new Array<number>(16).fill(0), 0x0b], // code: v128.const 0
+);
+
+/** Whether this JavaScript engine accepts WebAssembly SIMD (it validates {@link SIMD_PROBE}). */
+export function wasmSimdSupported(): boolean {
+  return wasmApi?.validate(SIMD_PROBE) === true;
 }
 
 /** Whether the SIMD pass serves these inputs (float32 arrays, a uint8/float32 mask, clamp in the exp table). */

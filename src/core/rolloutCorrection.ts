@@ -189,6 +189,10 @@ const fractionOf = (v: ArrayLike<number>, pred: (x: number) => boolean) => {
  * `1/masked_mean((w/(mean + 1e-8))²)`, the Kish fraction of ess.ts up to that epsilon), and per-row
  * (`seq_*`) summaries; `batch_norm_factor` when normalising. Throws EMPTY_MASK (verl: ValueError),
  * BAD_ARGUMENT (τ ≤ 0), UNKNOWN_MODE, NON_FINITE (log-ratio where the mask is 1).
+ *
+ * Why one function: it follows verl's function step by step (the weights, the metrics verl computes
+ * from them, then truncation and the batch normalisation), so the two can be read side by side; the
+ * metrics read the intermediate arrays of the steps before them.
  */
 export function rolloutIsWeights(
   inputs: LogRatioBatch,
@@ -397,6 +401,10 @@ export function parseRejectionRules(rolloutRs: string, threshold: string | numbe
  * fraction_low,std,seq_mean,seq_std,seq_max,seq_min,seq_max_deviation,seq_fraction_high[,
  * seq_fraction_low],masked_fraction,seq_masked_fraction}` and overall `rollout_rs_masked_fraction`,
  * `rollout_rs_seq_masked_fraction`. Throws EMPTY_MASK, NON_FINITE, UNKNOWN_MODE, BAD_OPTION_VALUE.
+ *
+ * Why one function: it follows verl's function step by step (the k1/k2/k3 statistics, then per
+ * option its keep mask and the metrics verl logs for it, then the combined mask), so the two can be
+ * read side by side; each option's metrics read the arrays of that option's step.
  */
 export function rolloutRejectionMask(
   inputs: LogRatioBatch,

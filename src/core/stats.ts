@@ -2,37 +2,29 @@
  * Small summary statistics for multi-seed runs and reports.
  */
 import { LabError } from './errors.js';
+import { tQuantile } from './studentT.js';
 
-/** Two-sided 97.5% quantiles of Student's t for df = 1..30 (3-decimal table values). */
-const T975 = [
+/**
+ * t_{0.975, df} for df = 1..30 as printed t tables give it: {@link tQuantile}(0.975, df) rounded to 3
+ * decimals (`src/core/studentT.test.ts` checks every entry against the function). Kept as literals
+ * because every multi-seed record since v0.1 was computed with these rounded values, and records
+ * must stay byte-identical; a literal also spares the bisection on each `summarize`.
+ */
+const T975_ROUNDED = [
   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
   2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
 ];
 
 /**
- * The 0.975 quantile of Student's t with `df` degrees of freedom (scipy `t.ppf(0.975, df)` to 3
- * decimals) for df = 1..30, 1.96 beyond; NaN for df < 1 (no interval from one value).
- */
-const Z975 = 1.959963984540054;
-
-/**
- * t_{0.975, df}: the table for df <= 30, else the Cornish-Fisher expansion around z = 1.95996
- * (Abramowitz & Stegun 26.7.5), exact to 1e-4 there. The normal 1.96 alone would make the CI of
- * 31 seeds 4% too narrow (t_{0.975,31} = 2.0395).
+ * t_{0.975, df}, the multiplier of the 95% t interval (scipy `t.ppf(0.975, df)`): the 3-decimal
+ * table value for df <= 30, {@link tQuantile}(0.975, df) beyond (to ~1e-12; the normal 1.96 alone
+ * would make the CI of 31 seeds 4% too narrow, t_{0.975,31} = 2.0395); NaN for df < 1 (no
+ * interval from one value). Not a second t-quantile: the table is {@link tQuantile} rounded.
  */
 export function tQuantile975(df: number): number {
   if (df < 1) return Number.NaN;
-  if (df <= 30) return T975[df - 1] as number;
-  const z = Z975;
-  const z3 = z ** 3;
-  const z5 = z ** 5;
-  const z7 = z ** 7;
-  return (
-    z +
-    (z3 + z) / (4 * df) +
-    (5 * z5 + 16 * z3 + 3 * z) / (96 * df ** 2) +
-    (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3)
-  );
+  if (df <= 30 && Number.isInteger(df)) return T975_ROUNDED[df - 1] as number;
+  return tQuantile(0.975, df);
 }
 
 export interface Summary {

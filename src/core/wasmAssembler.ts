@@ -229,5 +229,6 @@ export interface WasmApi {
   Memory: new (d: { initial: number }) => WasmMemory;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
+  validate(bytes: Uint8Array): boolean;
 }
 export const wasmApi = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;

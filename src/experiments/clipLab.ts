@@ -38,7 +38,7 @@ import {
   responseMaskFromRoles,
   tokenGroupAdvantages,
 } from '../train/tokenLearner.js';
-import type { ClipConfig } from './clip.js';
+import type { ClipConfig } from './clipOptions.js';
 
 /**
  * A clip ratio that never binds: `1 − ε < 0` and `log(1 + ε) > 20`, verl's log-ratio clamp, so the

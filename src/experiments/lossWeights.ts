@@ -3,7 +3,7 @@
  * `agg_loss`) accumulated by transcript length ({@link accumulateWeights}, the length bias of a
  * `loss_agg_mode`) and the per-trajectory accounting of one group ({@link groupAccounting}).
  */
-import type { ArmEpisode } from './tokenMeasures.js';
+import type { ArmEpisode } from './armEpisode.js';
 
 /** Accumulated per-token weight by transcript length bucket (all updates of an arm). */
 export interface WeightBucket {

@@ -23,6 +23,7 @@ import { Rng } from '../random.js';
 import { type CorrectionThresholds, MISMATCH_ARMS, type MismatchArm } from '../train/mismatchCorrections.js';
 import { type MismatchArmResult, type MismatchStreams, runMismatchArm } from '../train/mismatchLearner.js';
 import { createSequenceModel, type LearnerConfig } from './armLearners.js';
+import { type DoseSetting, ENGINE_PRECISIONS, type EnginePrecision } from './mismatchDose.js';
 import {
   armSummaryRow,
   binTable,
@@ -36,15 +37,14 @@ import { startStopwatch } from './stopwatch.js';
 import { TOKEN_LAB_OPTIONS } from './tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from './types.js';
 import { VERSION } from './version.js';
+
+export { type DoseSetting, ENGINE_PRECISIONS, type EnginePrecision } from './mismatchDose.js';
+
 import { WARM_START_OPTIONS, type WarmStartConfig, warmStart } from './warmStart.js';
 
 // --- options ----------------------------------------------------------------------------------------
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const positive = z.number().positive().finite();
-
-/** engine_precision values: the issue's five; `fp8` means vLLM's w8a8 fp8 (e4m3) scheme. */
-export const ENGINE_PRECISIONS = ['fp64', 'fp32', 'bf16', 'fp16', 'fp8'] as const;
-export type EnginePrecision = (typeof ENGINE_PRECISIONS)[number];
 
 /** The engine options of a precision: `fp8` = `fp8_e4m3` with `quantization: 'w8a8'` (see the file comment). */
 export function engineOptionsOf(
@@ -160,15 +160,6 @@ export type MismatchConfig = z.output<typeof MISMATCH_OPTIONS>;
 // --- checks that involve several options or parse lists: BAD_OPTION_VALUE naming the option -------
 const bad = (key: string, why: string) =>
   new LabError('BAD_OPTION_VALUE', `mismatch: option ${key}: ${why}`, { details: { field: key, key } });
-
-/** A dose setting: one source changed from the exact engine. */
-export interface DoseSetting {
-  source: 'exact' | 'precision' | 'top_p' | 'lag';
-  dose: string;
-  precision: EnginePrecision;
-  topP: number;
-  lag: number;
-}
 
 /** The checked arms, thresholds and dose settings of a config. */
 export function checkMismatchOptions(cfg: MismatchConfig): {

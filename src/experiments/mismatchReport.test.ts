@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MismatchArm } from '../train/mismatchCorrections.js';
 import type { MismatchArmResult, MismatchUpdate } from '../train/mismatchLearner.js';
-import type { DoseSetting } from './mismatch.js';
+import type { DoseSetting } from './mismatchDose.js';
 import { armSummaryRow, binMeans, sourceConclusions } from './mismatchReport.js';
 
 function update(k3: number, bins: number[]): MismatchUpdate {

@@ -6,7 +6,7 @@
 import { DEFAULT_PROB_EDGES } from '../core/sequenceMismatchStats.js';
 import type { MismatchArm } from '../train/mismatchCorrections.js';
 import type { MismatchArmResult, MismatchUpdate } from '../train/mismatchLearner.js';
-import type { DoseSetting } from './mismatch.js';
+import type { DoseSetting } from './mismatchDose.js';
 import type { JsonValue, PlotHint } from './types.js';
 
 const round6 = (x: number): number | null => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);

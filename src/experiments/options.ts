@@ -20,13 +20,11 @@
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
 import { describeAccepted } from './optionRange.js';
-import type { Experiment, RunContext, RunRecord } from './types.js';
+import type { Experiment, OptionShape, OptionsSchema, RunContext, RunRecord } from './types.js';
 
-/** One option field: a value schema wrapped with its default (and help/unit metadata). */
-export type OptionField = z.ZodDefault<z.ZodType>;
-export type OptionShape = Record<string, OptionField>;
-/** An experiment's options: a strict zod object of option fields (unknown keys are refused). */
-export type OptionsSchema<Shape extends OptionShape = OptionShape> = z.ZodObject<Shape, z.core.$strict>;
+// The option types are declared beside the Experiment contract that uses them (types.ts), so that
+// types.ts need not import this file; re-exported here, where options are declared.
+export type { OptionField, OptionShape, OptionsSchema } from './types.js';
 
 /** What `labs list` and the docs show of one option. */
 export interface OptionInfo {

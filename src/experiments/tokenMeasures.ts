@@ -5,18 +5,14 @@
  */
 import type { LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
-import { isObservationToken, ROLE_MODEL, type TokenEpisode } from '../envs/tokenArithmetic.js';
-
-/**
- * What the arm's loop and its measures read of an episode: a TokenEpisode (tabular policy) or a
- * PromptedEpisode (neural policy, which also carries its prompt).
- */
-export type ArmEpisode = Omit<TokenEpisode, 'task'> & { prompt?: readonly number[]; level?: number };
-
+import { isObservationToken, ROLE_MODEL } from '../envs/tokenArithmetic.js';
 import type { MaskRule } from '../train/tokenLearner.js';
+import type { ArmEpisode } from './armEpisode.js';
 import type { WeightBucket } from './lossWeights.js';
 import type { TruncationPolicy } from './truncationPolicy.js';
 import type { JsonValue } from './types.js';
+
+export type { ArmEpisode } from './armEpisode.js';
 
 export interface ArmSpec {
   arm: string;

@@ -6,7 +6,16 @@
 import type { z } from 'zod';
 import type { Summary } from '../core/stats.js';
 import type { UpdateTokens } from '../train/mismatchLearner.js';
-import type { OptionsSchema } from './options.js';
+
+/**
+ * One option field: a value schema wrapped with its default (and help/unit metadata); declared with
+ * `option()` in options.ts. The option types live here, beside the Experiment contract that uses
+ * them, so that this file does not import options.ts (which imports the contract).
+ */
+export type OptionField = z.ZodDefault<z.ZodType>;
+export type OptionShape = Record<string, OptionField>;
+/** An experiment's options: a strict zod object of option fields (unknown keys are refused). */
+export type OptionsSchema<Shape extends OptionShape = OptionShape> = z.ZodObject<Shape, z.core.$strict>;
 
 /** Scalar or small JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

@@ -476,6 +476,11 @@ export class SequenceModel {
    * (optional, same shape) adds an entropy term (the entropy bonus, see {@link entropies}): at each
    * position `dH/dz_v = −p_v (log p_v + H)` is chained into the logits beside the log-prob term.
    * Errors: NON_FINITE naming row and token for a non-finite gradient; SHAPE_MISMATCH.
+   *
+   * Why one long method: backpropagation through time is one loop nest (rows, then steps backwards,
+   * then the gates) whose steps share the per-step buffers and the running dh; it mirrors the
+   * forward loop of {@link logProbs} step for step, and sequenceModel.test.ts checks it against
+   * central finite differences on every parameter tensor.
    */
   backward(gradLogProb: ArrayLike<number>, gradEntropy?: ArrayLike<number>): Float64Array {
     const batch = this.last;

@@ -4,8 +4,8 @@
  * seeds", not "no effect".
  */
 import { LabError } from '../core/errors.js';
+import { tQuantile } from '../core/studentT.js';
 import { checkInteger } from './checks.js';
-import { tQuantile } from './studentT.js';
 
 /**
  * Minimal detectable paired difference at power 1−β for a two-sided paired t-test at level α, from

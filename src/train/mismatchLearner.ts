@@ -208,6 +208,10 @@ function mismatchOf(old: Float64Array, engine: Float64Array, mask: Float32Array,
  * Trains `model` (already initialised, e.g. warm-started; modified in place) for `o.updates` updates
  * of arm `o.arm`. `onUpdate(u)` after each update; `onTokens` receives every update's token columns
  * (for a dump). Deterministic for (model, options, streams).
+ *
+ * Why it is long: one update is read top to bottom like the rest of the lab's learners (sample with
+ * the engine, recompute old log-probs, apply the arm's correction, PPO epochs, measure, check for
+ * collapse), and the three log-prob streams it keeps apart would otherwise be passed between phases.
  */
 export function runMismatchArm(
   model: SequenceModel,

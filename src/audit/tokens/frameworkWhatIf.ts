@@ -24,7 +24,7 @@ import { findExtraCorrectionMode, resolveExtraCorrectionParams } from '../../cor
 import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
 import type { MismatchAccumulator } from '../../core/mismatchFold.js';
 import { clampSql, type SequenceStats } from '../../core/sequenceMismatchStats.js';
-import type { Correction, WhatIfSpec } from './whatIf.js';
+import type { Correction, WhatIfSpec } from './correction.js';
 
 type Kind = 'token-clamp' | 'token-mask' | 'row-ratio-clamp' | 'row-ratio-mask' | 'row-filter';
 

@@ -94,7 +94,13 @@ function checkEdges(edges: readonly number[]): void {
   }
 }
 
-/** Runs the token-level audit of `path` and returns its record (experiment `audit`, `config.kind` 'tokens'). */
+/** Runs the token-level audit of `path` and returns its record (experiment `audit`, `config.kind` 'tokens').
+ *
+ * Why it is long: it is the audit's one pipeline, read top to bottom (validate the what-ifs, list
+ * the dump, open DuckDB with its spill directory, the reading pass, the fold of the sequences
+ * overall / per step / per task, the quantile and round passes, the record), and every phase shares
+ * the session and the temporary directory that the `finally` removes.
+ */
 export async function runTokenAudit(
   path: string,
   options: Partial<TokenAuditOptions> & { preset: TokenPresetName },
@@ -506,6 +512,11 @@ export function sequenceIsNote(acc: MismatchAccumulator): string {
   return `sequence-level IS: longest sequence × mean token KL (k3) = ${worst.toPrecision(3)} (mean length × KL = ${typical.toPrecision(3)}), ${where} verl's clamp ${SEQUENCE_IS_CLAMP} on Σ log-ratio: ${worst >= SEQUENCE_IS_CLAMP / 4 ? 'sequence weights will be dominated by a few sequences or clamped; prefer token-level or geometric-mean (seq_mean) corrections' : 'sequence weights stay informative at this length and mismatch'}`;
 }
 
+/**
+ * The record of a token audit from its folded accumulators. Why it is long: it only lays out the
+ * record's many named fields (verl's names, each framework's aliases, the tables), one after
+ * another, so that every key a user looks up is spelled in one place.
+ */
 function buildTokenRecord(x: RecordInput): RunRecord {
   const { overall, edges } = x;
   const qAll = x.quantiles.find((q) => q.step === null);

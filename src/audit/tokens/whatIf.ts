@@ -20,6 +20,7 @@ import { MASKED_MEAN_EPS } from '../../core/maskedPrimitives.js';
 import { ListStats, type MismatchAccumulator } from '../../core/mismatchFold.js';
 import { parseRejectionRules, type RsRule } from '../../core/rolloutCorrection.js';
 import { clampSql, type SequenceStats } from '../../core/sequenceMismatchStats.js';
+import type { Correction, WhatIfSpec } from './correction.js';
 import { FrameworkCorrection } from './frameworkWhatIf.js';
 
 const maskedMeanOf = (sum: number, count: number) => sum / (count + MASKED_MEAN_EPS);
@@ -27,22 +28,7 @@ const CLAMP = 20;
 const clamp = (x: number) => Math.min(Math.max(x, -CLAMP), CLAMP);
 
 /** A parsed `--what-if`: the spec as given, its family and the key/value pairs. */
-export interface WhatIfSpec {
-  text: string;
-  family: string;
-  values: Record<string, string>;
-}
-
-/** One correction being folded. `sql(p)` lists aggregates aliased `${p}_<name>`, read back by `add`. */
-export interface Correction {
-  readonly spec: WhatIfSpec;
-  /** Per-sequence SQL aggregates over the loss-token relation (columns `old`, `roll`). */
-  sql(prefix: string): string[];
-  /** One sequence: its statistics and its row (holding this correction's aggregates). */
-  add(s: SequenceStats, row: Record<string, unknown>, prefix: string): void;
-  /** The metrics (framework names) and the new mask's counts. */
-  finish(overall: MismatchAccumulator): Record<string, number>;
-}
+export type { Correction, WhatIfSpec } from './correction.js';
 
 interface Family {
   name: string;

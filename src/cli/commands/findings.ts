@@ -71,6 +71,11 @@ interface PreparedRun {
   mine: number[];
 }
 
+/**
+ * `labs findings MANIFEST`. Why one function: its phases run in order and each hands its state to
+ * the next: read the manifest; prepare every run and check its options and records on disk before
+ * anything runs; run or skip each; for a shard, stop there; compare; write findings.json; print.
+ */
 export async function findingsCommand(p: FindingsCli): Promise<number> {
   const file = manifestPath(p.manifest);
   const manifest = parseFindings(readManifest(file), file);

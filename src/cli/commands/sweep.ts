@@ -19,7 +19,7 @@ import type { ParsedCli } from '../parse.js';
 import { plotHint } from '../plotHint.js';
 import type { SeedPool } from '../seedPool.js';
 import { output } from '../stdout.js';
-import { runOutputPlaces, takeOutputDir } from './run.js';
+import { runOutputPlaces, takeOutputDir } from './runOutput.js';
 import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
 
 export async function sweepCommand(

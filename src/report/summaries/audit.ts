@@ -33,6 +33,12 @@ function spread<T>(rows: readonly T[], max: number): T[] {
   return out;
 }
 
+/**
+ * The terminal summary of an audit record. Why one function: it writes the sections in the order
+ * they appear on the terminal (headline, per-step and per-task tables, group sizes, rewards, lengths,
+ * denominators, logged advantages, notes), each a block of `lines.push` shown only when the record
+ * has it, so read top to bottom it is the output.
+ */
 export function formatAudit(record: RunRecord): string {
   if (record.config.kind === 'tokens') return formatTokenAudit(record);
   if (record.config.kind === 'staleness') return formatStalenessAudit(record);

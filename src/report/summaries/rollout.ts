@@ -10,6 +10,11 @@ type Row = Record<string, JsonValue>;
 const num = numberOf;
 const cell = (v: JsonValue | undefined): Cell => (typeof v === 'number' || typeof v === 'string' ? v : null);
 
+/**
+ * The terminal summary of a rollout record (the sections are listed in the file header). Why one
+ * function: it writes the sections in the order they appear on the terminal, each a block of
+ * `lines.push`, so read top to bottom it is the output.
+ */
 export function formatRollout(record: RunRecord): string {
   const { config: c, tables } = record;
   const rows = (tables.modes ?? []) as Row[];

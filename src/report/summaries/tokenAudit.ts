@@ -50,6 +50,11 @@ export function gapLine(bins: readonly Record<string, JsonValue>[]): string {
   return `where the gap sits: mean |Δ| is largest for rollout probability in [${worst.lo}, ${worst.hi}) (${formatNumber(num(worst.mean_abs_delta), 3)}, ${formatNumber(num(worst.tokens), 3)} tokens)${worst === top ? '' : `, ${formatNumber(times, 3)}× that of [${top.lo}, ${top.hi}]`}`;
 }
 
+/**
+ * The terminal summary of a token audit. Why it is long: it prints the summary's sections in order
+ * (what was read, the headline mismatch, drift over steps, where the gap sits, each what-if, the
+ * notes), each a few lines of formatting with nothing to share between them.
+ */
 export function formatTokenAudit(record: RunRecord): string {
   const m = record.metrics;
   const c = record.config;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tQuantile975 } from '../core/stats.js';
+import { tQuantile975 } from './stats.js';
 import { tCdf, tQuantile } from './studentT.js';
 
 describe("Student's t", () => {
@@ -20,6 +20,13 @@ describe("Student's t", () => {
     expect(tQuantile(0.2, 5)).toBeCloseTo(-0.9195437802408271, 9);
     // agrees with the core's 3-decimal table
     for (const df of [1, 3, 12, 30, 45]) expect(tQuantile(0.975, df)).toBeCloseTo(tQuantile975(df), 3);
+  });
+
+  it("the summary's t_{0.975} table is this quantile rounded to 3 decimals, and the quantile itself beyond df 30", () => {
+    for (let df = 1; df <= 30; df++) {
+      expect(tQuantile975(df), `df ${df}`).toBe(Math.round(tQuantile(0.975, df) * 1000) / 1000);
+    }
+    for (const df of [31, 45, 200]) expect(tQuantile975(df)).toBe(tQuantile(0.975, df));
   });
 
   it('CDF matches scipy.stats.t.cdf', () => {

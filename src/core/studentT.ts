@@ -1,8 +1,11 @@
 /**
- * Student's t distribution: CDF and quantile for any level and degrees of freedom (the core's
- * `tQuantile975` covers only the 0.975 level). Used by the power calculation (t_{0.80, n−1}).
+ * Student's t distribution: CDF and quantile for any level and degrees of freedom, the project's one
+ * t-quantile. It lives in the core because the multi-seed summary (`core/stats.ts` `summarize`, the
+ * t interval of a mean) needs it and the core may not import from `src/stats/`
+ * (docs/architecture.md §2); the power calculation (`stats/power.ts`, t_{0.80, n−1}) imports it
+ * from here.
  */
-import { LabError } from '../core/errors.js';
+import { LabError } from './errors.js';
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error ~1e-15). */
 function logGamma(x: number): number {
