@@ -81,3 +81,10 @@ describe('checkpoint format', () => {
     expectLabError(() => loadCheckpoint(model(1), join(dir, 'missing.ckpt')), 'IO_ERROR', 'missing.ckpt');
   });
 });
+
+describe('checkpoint directory', () => {
+  it('fails at once on a directory that cannot be made (a recursive mkdir looped forever on /proc)', () => {
+    // before: mkdirSync('/proc/nope/cache', { recursive: true }) never returned
+    expect(() => saveCheckpoint(model(1), '/proc/nope/cache/a.ckpt', {})).toThrow(/cannot write it/);
+  });
+});

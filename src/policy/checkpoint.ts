@@ -21,10 +21,11 @@
  * another vocabulary, context or size — each a LabError `BAD_CHECKPOINT` naming the file.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { LabError } from '../core/errors.js';
+import { makeDirs } from '../makeDirs.js';
 import type { SequenceModel } from './sequenceModel.js';
 
 export const CHECKPOINT_MAGIC = 'RRLCKPT1';
@@ -206,7 +207,7 @@ export function saveCheckpoint(model: SequenceModel, file: string, meta: Record<
   const bytes = encodeCheckpoint(model, meta);
   const tmp = `${file}.${process.pid}-${threadId}.tmp`; // seeds may run in worker threads of one process
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    makeDirs(dirname(file)); // one level at a time: a recursive mkdir loops forever on procfs
     writeFileSync(tmp, bytes);
     renameSync(tmp, file);
   } catch (e) {

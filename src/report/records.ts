@@ -5,11 +5,15 @@
  * record is one small file, and node:fs/promises costs about ten of Node's own modules (readline,
  * watchers), a few ms of every `labs run` that writes one.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { SweepRecord } from '../experiments/sweep.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
+import { makeDirs } from '../makeDirs.js';
+
+/** Re-exported for the writers of this layer; defined below the layers in src/makeDirs.ts. */
+export { makeDirs };
 
 /** JSON with non-finite numbers written as the strings 'NaN' / 'Infinity' / '-Infinity' (as the golden file does). */
 export function toJson(value: unknown): string {
@@ -41,43 +45,6 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array): vo
     rmSync(tmp, { force: true });
     throw e;
   }
-}
-
-/**
- * Makes `dir` and its missing parents, one level at a time, and returns the directories it created
- * (outermost first). Not `mkdir(dir, { recursive: true })`: Node's recursive mkdir never returns on
- * procfs (`/proc/nope`: mkdir answers ENOENT and Node retries the parent, forever); one level at a
- * time, the same place fails at once with that ENOENT.
- */
-export function makeDirs(dir: string): string[] {
-  const missing: string[] = [];
-  let path = resolve(dir);
-  for (;;) {
-    try {
-      statSync(path); // exists (a file in the way is reported below)
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      const parent = dirname(path);
-      if (parent === path) break;
-      missing.unshift(path);
-      path = parent;
-    }
-  }
-  const created: string[] = [];
-  for (const level of missing) {
-    try {
-      mkdirSync(level);
-      created.push(level);
-    } catch (e) {
-      // Made by someone else meanwhile: fine if it is a directory.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
-    }
-  }
-  if (!statSync(resolve(dir)).isDirectory()) {
-    throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR' });
-  }
-  return created;
 }
 
 /** `1..20` for consecutive seeds, else `1,5,9`: a range would name seeds that were never run. */
