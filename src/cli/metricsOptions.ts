@@ -1,10 +1,12 @@
 /**
  * `labs audit` options for the logged-vs-recomputed comparison (src/audit/metricsLog/), declared once
  * here so src/cli/parse.ts only wires them in:
- *  - `--watch`, `--watch-interval S`: follow a directory a running job is writing;
+ *  - `--watch`, `--watch-interval S`: follow a directory a running job is writing (with `--html`, a
+ *    live page rewritten as steps arrive);
  *  - `--length-anatomy`: add the length anatomy table and plots (implied by --metrics);
  *  - `--metrics PATH`: the run's scalar log, a file or directory (TensorBoard event files, W&B CSV or
- *    history JSONL, prime-rl metrics JSONL, verl file-logger JSONL);
+ *    history JSONL, prime-rl metrics JSONL, verl file-logger JSONL); with `--preset prime-rl` (the
+ *    token export) it compares the per-env entropy and mismatch_kl means (primeEnvMeans.ts);
  *  - `--max-response-length N`: verl's `data.max_response_length` (for `response_length/clip_ratio`
  *    and the length anatomy's truncation);
  *  - `--max-completion-length N`: TRL's `max_completion_length` (for `completions/clipped_ratio`).
@@ -25,7 +27,10 @@ export interface MetricsCliExtra {
 
 export function addMetricsOptions(audit: Command): void {
   audit
-    .option('--watch', 'follow a directory a running job is writing; Ctrl-C writes the final audit')
+    .option(
+      '--watch',
+      'follow a directory a running job is writing (with --html: a live page as steps arrive); Ctrl-C writes the final audit',
+    )
     .option('--watch-interval <s>', 'with --watch: seconds between polls of the directory', '1')
     .option(
       '--length-anatomy',
@@ -33,7 +38,7 @@ export function addMetricsOptions(audit: Command): void {
     )
     .option(
       '--metrics <path>',
-      "the run's logged scalars (file or directory) to compare with the recomputed ones",
+      "the run's logged scalars (file or directory) to compare with the recomputed ones (reward presets; prime-rl: per-env entropy and mismatch_kl)",
     )
     .option('--max-response-length <n>', "verl's data.max_response_length (clip ratio; truncation)")
     .option('--max-completion-length <n>', "TRL's max_completion_length (clipped ratio; truncation)");

@@ -235,6 +235,8 @@ describe('audit: flags of one kind of preset refused on the other', () => {
         new RegExp(`^${flag[0]} applies to the reward presets`),
       );
     }
+    // prime-rl's token export has per-env entropy / mismatch_kl: --metrics compares them
+    expect(() => parseCli(['audit', 'd', '--preset', 'prime-rl', '--metrics', 'm.jsonl'])).not.toThrow();
     expect(() => parseCli(['audit', 'd', '--preset', 'generic', '--what-if', 'rollout_is=token'])).toThrow(
       /--what-if applies to token-level presets/,
     );

@@ -70,13 +70,14 @@ export function tokenAuditOf(o: Record<string, unknown>, columns: Record<string,
       );
     }
   }
-  // The logged-vs-recomputed comparison, length anatomy and --watch read reward dumps only (today).
+  // Length anatomy and --watch read reward dumps only (today); the logged-vs-recomputed comparison
+  // also reads prime-rl's token export (its per-env entropy and mismatch_kl means).
   for (const flag of ['metrics', 'lengthAnatomy', 'watch'] as const) {
-    if (o[flag] !== undefined && token) {
+    if (o[flag] !== undefined && token && !(flag === 'metrics' && o.preset === 'prime-rl')) {
       const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
       throw cliError(
         name,
-        `applies to the reward presets (verl, trl, generic), not the token-level '${String(o.preset)}'`,
+        `applies to the reward presets (verl, trl, generic)${flag === 'metrics' ? ' and prime-rl' : ''}, not the token-level '${String(o.preset)}'`,
       );
     }
   }

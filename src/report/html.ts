@@ -32,6 +32,8 @@ export interface HtmlReportOptions {
    * otherwise it is derived from a registered experiment's defaults (rerun.ts).
    */
   reruns?: (string | undefined)[];
+  /** A live page reloaded by the browser every this many seconds (page.ts `refreshSeconds`). */
+  refreshSeconds?: number;
 }
 
 export interface HtmlReportResult {
@@ -130,7 +132,13 @@ export async function writeHtmlReport(
   plan.plots.unshift(...comparisonPlots);
   const plots = [];
   for (const spec of plan.plots) plots.push({ spec, svg: await renderPlotSvg(spec) });
-  const page = renderPage({ records: labeled, plots, omitted: plan.omitted, version: VERSION });
+  const page = renderPage({
+    records: labeled,
+    plots,
+    omitted: plan.omitted,
+    version: VERSION,
+    ...(o.refreshSeconds === undefined ? {} : { refreshSeconds: o.refreshSeconds }),
+  });
   let pngs: string[] = [];
   try {
     makeDirs(dirname(o.html));

@@ -26,6 +26,11 @@ export interface PageInput {
   /** Plots that could not be drawn and why. */
   omitted: string[];
   version: string;
+  /**
+   * A live page (`labs audit DIR --watch --html`): the browser reloads it every this many seconds
+   * (`<meta http-equiv="refresh">`, no script). Omitted: a final page, never reloaded.
+   */
+  refreshSeconds?: number;
 }
 
 /** A `labs audit` record: single-seed in shape, but its seed (0) means nothing; it has a dump path. */
@@ -285,7 +290,7 @@ export function renderPage(input: PageInput): string {
   const title =
     records.length === 1
       ? isAuditRecord(only)
-        ? `audit — ${String(only.config.path)}`
+        ? `${only.config.live === true ? 'LIVE audit (watching; final page after Ctrl-C)' : 'audit'} — ${String(only.config.path)}`
         : `${experiments[0]} — ${seedText(only)}`
       : `${experiments.join(' vs ')} — ${records.length} records compared`;
   const sources = records
@@ -302,7 +307,7 @@ export function renderPage(input: PageInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
+${input.refreshSeconds === undefined ? '' : `<meta http-equiv="refresh" content="${Math.max(1, Math.round(input.refreshSeconds))}">\n`}<title>${escapeHtml(title)}</title>
 <style>${CSS}</style>
 </head>
 <body>

@@ -87,6 +87,62 @@ describe('labs audit --watch (built CLI)', () => {
     expect(watched.metrics.steps).toBe(3);
   }, 60_000);
 
+  it('rewrites the --html page as steps arrive; the final page is the one-shot page', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'labs-watch-html-'));
+    const dir = join(root, 'dump');
+    await mkdir(dir);
+    const html = join(root, 'page.html');
+    const child = spawn(
+      process.execPath,
+      [CLI, 'audit', dir, '--preset', 'verl', '--watch', '--watch-interval', '0.2', '--html', html],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await waitFor(() => stdout, 'watching', 20_000);
+    let page = '';
+    const readPage = () => page;
+    const latencies: number[] = [];
+    for (const step of [1, 2, 3]) {
+      await writeFile(join(dir, `${step}.jsonl`), `${stepLines(step).join('\n')}\n`);
+      const started = Date.now();
+      // the live page's steps table and its note name the steps read so far
+      for (;;) {
+        page = await readFile(html, 'utf8').catch(() => '');
+        if (page.includes(`LIVE page (labs audit --watch): ${step} step(s)`)) break;
+        if (Date.now() - started > 10_000) throw new Error(`no live page with ${step} step(s):\n${stdout}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      latencies.push(Date.now() - started);
+      expect(readPage()).toContain('LIVE audit (watching; final page after Ctrl-C)');
+      expect(readPage()).toContain('<meta http-equiv="refresh" content="2">');
+      expect(readPage()).toContain(`steps, ${step} rows</summary>`);
+    }
+    expect(Math.max(...latencies)).toBeLessThan(10_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+    const final = await readFile(html, 'utf8');
+    expect(final).not.toContain('LIVE');
+    expect(final).not.toContain('http-equiv="refresh"');
+    const html2 = join(root, 'once.html');
+    const once = spawnSync(process.execPath, [CLI, 'audit', dir, '--preset', 'verl', '--html', html2], {
+      encoding: 'utf8',
+    });
+    expect(once.status).toBe(0);
+    // timing aside (the source line shows the audit's seconds), the pages are the same bytes
+    expect(final).toMatch(/ · [0-9.]+ s<br>rerun/);
+    const noTiming = (s: string) => s.replace(/ · [0-9.]+ s(<br>| *<\/li>)/g, '$1');
+    expect(noTiming(final)).toBe(noTiming(await readFile(html2, 'utf8')));
+  }, 60_000);
+
   it('refuses --watch on a file', () => {
     const r = spawnSync(process.execPath, [CLI, 'audit', 'examples/generic-rollouts.jsonl', '--watch'], {
       encoding: 'utf8',

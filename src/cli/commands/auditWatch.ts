@@ -5,14 +5,20 @@
  * a new step does not grow with the steps already read. On Ctrl-C (SIGINT) or SIGTERM it stops
  * and returns; the caller (auditCommand) then runs the one-shot audit of the whole directory and
  * writes its summary and `--out` record, so the last state written equals a one-shot audit.
+ *
+ * With `--html FILE`, after each poll that read something the live page (src/audit/liveAudit.ts:
+ * the step rows added up, labelled live, reloaded by the browser) is written atomically; the final
+ * page after Ctrl-C is the one-shot audit's (audit.ts).
  */
 import { stat } from 'node:fs/promises';
+import { LiveAudit } from '../../audit/liveAudit.js';
 import type { AuditPresetName } from '../../audit/presets.js';
 import { auditPreset } from '../../audit/presets.js';
 import { readyFiles, type WatchState } from '../../audit/watch.js';
 import { LabError } from '../../core/errors.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
+import { auditRerunLine } from './tokenAudit.js';
 
 type AuditCli = Extract<ParsedCli, { command: 'audit' }>;
 
@@ -27,6 +33,20 @@ export function stepLine(row: Record<string, unknown>, file: string, ms: number)
   return `step ${row.step}: ${row.rows} rows, ${row.groups} groups, zero-variance ${pct(row.zero_variance_fraction)} (all_wrong ${pct(row.all_wrong_fraction)}, all_right ${pct(row.all_right_fraction)}), mean reward ${typeof row.mean_reward === 'number' ? row.mean_reward.toFixed(4) : '-'}, correct ${pct(row.correct_fraction)}${trunc}  [${file}, ${(ms / 1000).toFixed(2)} s]`;
 }
 
+/** The live page (timing: seconds since the watch started). */
+async function writeLivePage(live: LiveAudit, html: string, p: AuditCli, sinceMs: number): Promise<void> {
+  const { writeHtmlReport } = await import('../../report/html.js');
+  const record = live.record(p.path, p.preset, performance.now() - sinceMs);
+  await writeHtmlReport([record], {
+    html,
+    png: null,
+    sources: [p.path],
+    reruns: [auditRerunLine(p)],
+    // the browser reloads no faster than the poll, and at most every 2 s
+    refreshSeconds: Math.max(2, p.auditExtra.watchInterval),
+  });
+}
+
 export async function watchAudit(p: AuditCli): Promise<void> {
   const { runAudit } = await import('../../audit/audit.js');
   const preset = auditPreset(p.preset);
@@ -39,6 +59,10 @@ export async function watchAudit(p: AuditCli): Promise<void> {
   const intervalMs = 1000 * p.auditExtra.watchInterval;
   const write = (line: string) => (p.json ? process.stderr : output).write(`${line}\n`);
   const state: WatchState = { read: new Map() };
+  const live = new LiveAudit();
+  const html = p.tokenExtra.html;
+  const watchStarted = performance.now();
+  if (html) write(`live page: ${html} (rewritten as steps arrive; the final page after Ctrl-C)`);
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;
@@ -53,6 +77,7 @@ export async function watchAudit(p: AuditCli): Promise<void> {
   write(`watching ${p.path} (every ${p.auditExtra.watchInterval} s; Ctrl-C writes the final audit)`);
   try {
     while (running) {
+      let changed = false;
       for (const { file, size } of await readyFiles(p.path, preset, state)) {
         if (!running) break;
         const started = performance.now();
@@ -72,6 +97,8 @@ export async function watchAudit(p: AuditCli): Promise<void> {
           });
           const ms = performance.now() - started;
           for (const row of record.tables.steps ?? []) write(stepLine(row, file, ms));
+          live.addFile(file, record.tables.steps ?? []);
+          changed = true;
         } catch (e) {
           // A file the job has not finished (a Parquet footer not yet written) or a bad one: say so
           // and retry when it changes; the final one-shot audit reports it with its usual error.
@@ -79,6 +106,9 @@ export async function watchAudit(p: AuditCli): Promise<void> {
         }
         state.read.set(file, size);
       }
+      // At most one page per poll, and only when a file was read: the page is rebuilt from the
+      // accumulated step rows (no dump re-read).
+      if (html && changed) await writeLivePage(live, html, p, watchStarted);
       await Promise.race([stopped, new Promise((r) => setTimeout(r, intervalMs))]);
     }
   } finally {

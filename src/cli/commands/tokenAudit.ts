@@ -16,7 +16,7 @@ export async function runTokenAuditCli(
   onProgress: (done: number, total: number) => void,
 ): Promise<RunRecord> {
   const { runTokenAudit } = await import('../../audit/tokens/tokenAudit.js');
-  return runTokenAudit(p.path, {
+  const record = await runTokenAudit(p.path, {
     preset: p.preset as TokenPresetName,
     columns: p.tokenExtra.columns,
     skipBadRows: p.skipBadRows,
@@ -26,6 +26,13 @@ export async function runTokenAuditCli(
     ...(p.memoryLimit === null ? {} : { memoryLimit: p.memoryLimit }),
     onProgress,
   });
+  // --metrics with prime-rl's token export: its per-env entropy / mismatch_kl means (parse-time
+  // checks refuse --metrics for the other token presets)
+  if (p.auditExtra.metricsLog !== null && p.preset === 'prime-rl') {
+    const { addPrimeEnvLogAudit } = await import('../../audit/metricsLog/primeEnvExport.js');
+    await addPrimeEnvLogAudit(record, p.path, p.auditExtra.metricsLog, p.skipBadRows);
+  }
+  return record;
 }
 
 /** Quotes one shell word when it needs it. */
