@@ -263,6 +263,9 @@ async function loadSequences(
     try {
       await db.exec(i === 0 ? `CREATE TEMP TABLE mm_seq AS ${sql}` : `INSERT INTO mm_seq ${sql}`);
     } catch (e) {
+      // DuckDB's out-of-memory is already an OUT_OF_MEMORY LabError naming --memory-limit (the
+      // session's guard): the file may be fine, so it is not reported as a parse error.
+      if (e instanceof LabError) throw e;
       const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
       throw new LabError(
         'PARSE_ERROR',
