@@ -24,6 +24,11 @@ export interface DuckSession {
   exec(sql: string): Promise<void>;
   /** Streams the result chunk by chunk (about 2048 rows each) without materialising it in JS. */
   stream(sql: string, onChunk: (chunk: Chunk) => void): Promise<void>;
+  /**
+   * Streams the result as plain row objects, one chunk (about 2048 rows) at a time, converted as
+   * `all` converts them; JavaScript holds only the current chunk's rows.
+   */
+  streamRows(sql: string, onRows: (rows: Record<string, unknown>[]) => void): Promise<void>;
   close(): void;
 }
 
@@ -111,6 +116,11 @@ export async function openDuckSession(options: DuckSessionOptions = {}): Promise
           if (!chunk || chunk.rowCount === 0) break;
           onChunk({ rowCount: chunk.rowCount, column: (i) => chunk.getColumnVector(i) });
         }
+      }),
+    streamRows: (sql, onRows) =>
+      guarded(async () => {
+        const result = await connection.stream(sql);
+        for await (const rows of result.yieldRowObjectJs()) onRows(rows as Record<string, unknown>[]);
       }),
     close() {
       connection.closeSync();

@@ -165,31 +165,38 @@ export async function runTokenAudit(
     const tasks = new Map<string, Slice>();
     const linesRead = Number((await db.all('SELECT count(*) AS n FROM mm_seq'))[0]?.n ?? 0);
     const tailSums = new Float64Array(2 * RATIO_TAIL_TAUS.length);
-    const rows = await db.all('SELECT * EXCLUDE (ls, ts) FROM mm_seq WHERE problem IS NULL AND n > 0');
     phase('sequences');
-    for (const row of rows) {
-      const s = sequenceStatsFromRow(row, bins);
-      const step = Number(row.step);
-      const task = row.task === null || row.task === undefined ? '(none)' : String(row.task);
-      for (let i = 0; i < RATIO_TAIL_TAUS.length; i++) {
-        tailSums[2 * i] = (tailSums[2 * i] as number) + Number(row[`tail_h${i}`]);
-        tailSums[2 * i + 1] = (tailSums[2 * i + 1] as number) + Number(row[`tail_l${i}`]);
-      }
-      let st = steps.get(step);
-      if (!st) {
-        st = newSlice(specs, bins);
-        steps.set(step, st);
-      }
-      let tk = tasks.get(task);
-      if (!tk) {
-        tk = newSlice(specs, bins);
-        tasks.set(task, tk);
-      }
-      for (const slice of [overall, st, tk]) {
-        slice.acc.add(s);
-        for (const [i, c] of slice.corrections.entries()) c.add(s, row, `w${i}`);
-      }
-    }
+    // One chunk of sequences at a time (JavaScript never holds them all: 100M loss tokens are about
+    // 340k rows of ~100 columns), in a fixed order (file, line) so the float64 sums do not depend
+    // on DuckDB's thread scheduling.
+    await db.streamRows(
+      'SELECT * EXCLUDE (ls, ts) FROM mm_seq WHERE problem IS NULL AND n > 0 ORDER BY f, line',
+      (rows) => {
+        for (const row of rows) {
+          const s = sequenceStatsFromRow(row, bins);
+          const step = Number(row.step);
+          const task = row.task === null || row.task === undefined ? '(none)' : String(row.task);
+          for (let i = 0; i < RATIO_TAIL_TAUS.length; i++) {
+            tailSums[2 * i] = (tailSums[2 * i] as number) + Number(row[`tail_h${i}`]);
+            tailSums[2 * i + 1] = (tailSums[2 * i + 1] as number) + Number(row[`tail_l${i}`]);
+          }
+          let st = steps.get(step);
+          if (!st) {
+            st = newSlice(specs, bins);
+            steps.set(step, st);
+          }
+          let tk = tasks.get(task);
+          if (!tk) {
+            tk = newSlice(specs, bins);
+            tasks.set(task, tk);
+          }
+          for (const slice of [overall, st, tk]) {
+            slice.acc.add(s);
+            for (const [i, c] of slice.corrections.entries()) c.add(s, row, `w${i}`);
+          }
+        }
+      },
+    );
     if (overall.acc.tokens === 0) {
       throw new LabError(
         'EMPTY_MASK',
@@ -256,6 +263,9 @@ async function loadSequences(
     try {
       await db.exec(i === 0 ? `CREATE TEMP TABLE mm_seq AS ${sql}` : `INSERT INTO mm_seq ${sql}`);
     } catch (e) {
+      // DuckDB's out-of-memory is already an OUT_OF_MEMORY LabError naming --memory-limit (the
+      // session's guard): the file may be fine, so it is not reported as a parse error.
+      if (e instanceof LabError) throw e;
       const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
       throw new LabError(
         'PARSE_ERROR',

@@ -183,4 +183,14 @@ describe('token audit: bad input', () => {
     expect(e.code).toBe('BAD_CLI');
     expect(e.message).toMatch(/--what-if 'rollout_is=tok': rollout_is=tok: expected token or sequence/);
   });
+  it('DuckDB running out of memory is OUT_OF_MEMORY naming --memory-limit, not a parse error', async () => {
+    const n = 4000;
+    const prev = Array.from({ length: n }, (_, t) => (t === 0 ? 0 : -0.5));
+    const gen = Array.from({ length: n }, (_, t) => (t === 0 ? 0 : -0.51));
+    const mask = Array.from({ length: n }, (_, t) => (t < 2 ? 0 : 1));
+    const lines = Array.from({ length: 64 }, (_, i) => nemoLine(prev, gen, mask, i));
+    const e = await errorOf(runTokenAudit(nemoDump(lines), { preset: 'nemo-rl', memoryLimit: '1MB' }));
+    expect(e.code).toBe('OUT_OF_MEMORY');
+    expect(e.message).toMatch(/memory limit 1MB.*--memory-limit/);
+  });
 });
