@@ -22,14 +22,18 @@ import {
   checkFiniteWhereMasked,
   checkLength,
   checkMask,
+  checkOutNotAliased,
   checkShape,
   type FloatArray,
   type MaskArray,
+  outputBuffer,
+  outputBuffer64,
   type Shape2,
 } from './batch.js';
 import { LabError } from './errors.js';
 import { kishEss } from './ess.js';
 import { MASKED_MEAN_EPS } from './maskedPrimitives.js';
+import type { RolloutLogProbs } from './rolloutCorrection.js';
 
 /** verl-definition statistics of a correction's applied weights and rejections (see the file header). */
 export interface CorrectionSummary {
@@ -200,4 +204,28 @@ export function correctionSummary(
     });
   }
   return correctionSummaryUnchecked(weights, responseMask, mask, shape);
+}
+
+/**
+ * The entry of a framework correction kernel (trlVllmIs.ts, openrlhfVllmIs.ts), written once: checks
+ * the inputs ({@link checkCorrectionInputs}) and returns the output buffers — `weights` float64 and
+ * `mask` [B,T], the caller's `outWeights` / `outMask` when given (checked for length and for not
+ * aliasing an input or each other), fresh ones otherwise.
+ */
+export function correctionEntry(
+  inputs: RolloutLogProbs,
+  shape: Shape2,
+  out: { outWeights?: Float64Array | null | undefined; outMask?: Float32Array | null | undefined },
+): { weights: Float64Array; mask: Float32Array; rows: number; cols: number } {
+  const { oldLogProb, rolloutLogProb, responseMask } = inputs;
+  checkCorrectionInputs(oldLogProb, rolloutLogProb, responseMask, shape);
+  const { rows, cols } = shape;
+  const n = rows * cols;
+  const text = `[${rows},${cols}]`;
+  const weights = outputBuffer64(out.outWeights, n, text, 'outWeights');
+  const mask = outputBuffer(out.outMask, n, text, 'outMask');
+  const named = { old_log_prob: oldLogProb, rollout_log_prob: rolloutLogProb, response_mask: responseMask };
+  checkOutNotAliased(weights, 'outWeights', named);
+  checkOutNotAliased(mask, 'outMask', { ...named, outWeights: weights });
+  return { weights, mask, rows, cols };
 }

@@ -29,10 +29,10 @@
  * here the token is rejected (weight 0); an overflowing weight that is kept (seq-mask-tis) is a
  * NON_FINITE error; thresholds with L > H or L < 0 are refused (OpenRLHF does not check).
  */
-import { checkOutNotAliased, outputBuffer, outputBuffer64, type Shape2 } from './batch.js';
+import type { Shape2 } from './batch.js';
 import {
   type CorrectionOutOptions,
-  checkCorrectionInputs,
+  correctionEntry,
   correctionSummaryUnchecked,
   type FrameworkCorrectionResult,
 } from './correctionSummary.js';
@@ -117,15 +117,7 @@ export function openrlhfVllmImportanceSampling(
     );
   }
   const { oldLogProb, rolloutLogProb, responseMask } = inputs;
-  checkCorrectionInputs(oldLogProb, rolloutLogProb, responseMask, shape);
-  const { rows, cols } = shape;
-  const n = rows * cols;
-  const text = `[${rows},${cols}]`;
-  const weights = outputBuffer64(options.outWeights, n, text, 'outWeights');
-  const mask = outputBuffer(options.outMask, n, text, 'outMask');
-  const named = { old_log_prob: oldLogProb, rollout_log_prob: rolloutLogProb, response_mask: responseMask };
-  checkOutNotAliased(weights, 'outWeights', named);
-  checkOutNotAliased(mask, 'outMask', { ...named, outWeights: weights });
+  const { weights, mask, rows, cols } = correctionEntry(inputs, shape, options);
 
   let count = 0;
   let sumKl = 0;

@@ -33,10 +33,10 @@
  * (exp overflows past a log-ratio of 709.8 in float64 when `C_max` is unset; TRL's float32 overflows
  * past 88.7) is a NON_FINITE error, not an Inf in the loss; bounds below 0 are refused.
  */
-import { checkOutNotAliased, outputBuffer, outputBuffer64, type Shape2 } from './batch.js';
+import type { Shape2 } from './batch.js';
 import {
   type CorrectionOutOptions,
-  checkCorrectionInputs,
+  correctionEntry,
   correctionSummaryUnchecked,
   type FrameworkCorrectionResult,
 } from './correctionSummary.js';
@@ -139,15 +139,7 @@ export function trlVllmImportanceSampling(
     );
   }
   const { oldLogProb, rolloutLogProb, responseMask } = inputs;
-  checkCorrectionInputs(oldLogProb, rolloutLogProb, responseMask, shape);
-  const { rows, cols } = shape;
-  const n = rows * cols;
-  const text = `[${rows},${cols}]`;
-  const weights = outputBuffer64(options.outWeights, n, text, 'outWeights');
-  const mask = outputBuffer(options.outMask, n, text, 'outMask');
-  const named = { old_log_prob: oldLogProb, rollout_log_prob: rolloutLogProb, response_mask: responseMask };
-  checkOutNotAliased(weights, 'outWeights', named);
-  checkOutNotAliased(mask, 'outMask', { ...named, outWeights: weights });
+  const { weights, mask, rows, cols } = correctionEntry(inputs, shape, options);
 
   const lo = clipMin ?? Number.NEGATIVE_INFINITY;
   const hi = clipMax ?? Number.POSITIVE_INFINITY;
