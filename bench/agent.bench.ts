@@ -4,7 +4,7 @@
  * episodes (20,000) sampled from the uniform policy with no learning, to show what the learner adds.
  */
 import { sampleTasks } from '../src/envs/toolArithmetic.js';
-import { agent } from '../src/experiments/agent.js';
+import { agent } from '../src/experiments/agent/agent.js';
 import { defaultConfig } from '../src/experiments/options.js';
 import { createLogits } from '../src/policy/tabular.js';
 import { Rng } from '../src/random.js';

@@ -7,7 +7,7 @@
  * core; max_rss_mb: this process's own peak, see peakRss.ts).
  */
 
-import { mask } from '../src/experiments/mask.js';
+import { mask } from '../src/experiments/mask/mask.js';
 import { resolveConfig } from '../src/experiments/options.js';
 import { runTokenArm } from '../src/experiments/tokenLab.js';
 import { ownPeakRssMb } from './peakRss.js';

@@ -7,7 +7,7 @@
  */
 import { sampleTasks } from '../src/envs/toolArithmetic.js';
 import { defaultConfig } from '../src/experiments/options.js';
-import { rollout } from '../src/experiments/rollout.js';
+import { rollout } from '../src/experiments/rollout/rollout.js';
 import { createLogits } from '../src/policy/tabular.js';
 import { Rng } from '../src/random.js';
 import { rolloutEpisode } from '../src/train/episode.js';

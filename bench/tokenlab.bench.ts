@@ -3,11 +3,11 @@
  * and of one arm's parts (rollout of a 128-trajectory batch, one PPO epoch on it). The default runs
  * must stay around a second so `--seeds 1..10` stays well under a minute.
  */
-import { aggregation } from '../src/experiments/aggregation.js';
-import { mask } from '../src/experiments/mask.js';
+import { aggregation } from '../src/experiments/aggregation/aggregation.js';
+import { mask } from '../src/experiments/mask/mask.js';
 import { defaultConfig } from '../src/experiments/options.js';
 import { runTokenArm, TOKEN_LAB_OPTIONS } from '../src/experiments/tokenLab.js';
-import { truncation } from '../src/experiments/truncation.js';
+import { truncation } from '../src/experiments/truncation/truncation.js';
 import type { Experiment } from '../src/experiments/types.js';
 import type { BenchRow } from './run.js';
 import { timeMedian } from './timing.js';

@@ -7,7 +7,7 @@
 #   bash scripts/check-default-guards.sh
 set -u
 cd "$(dirname "$0")/.."
-FILES="src/experiments/agent.ts src/train/eventSim.ts src/experiments/advantage.ts src/experiments/mask.ts src/experiments/tokenLab.ts src/experiments/truncation.ts"
+FILES="src/experiments/agent/agent.ts src/train/eventSim.ts src/experiments/advantage/advantage.ts src/experiments/mask/mask.ts src/experiments/tokenLab.ts src/experiments/truncation/truncation.ts"
 if ! git diff --quiet -- $FILES; then
   echo "check-default-guards: commit or stash your changes to $FILES first" >&2
   exit 2
@@ -30,11 +30,11 @@ try() { # file, sed expression, label
   fi
   git checkout -q -- "$1"
 }
-try src/experiments/agent.ts '/^  lr: option($/,/^  ),$/ s/^    2,$/    1.5,/' 'agent: lr 2 -> 1.5'
+try src/experiments/agent/agent.ts '/^  lr: option($/,/^  ),$/ s/^    2,$/    1.5,/' 'agent: lr 2 -> 1.5'
 try src/train/eventSim.ts 's/^  eta: 2,$/  eta: 3,/' 'rollout: eta 2 -> 3 (EVENT_SIM_DEFAULTS, read by the rollout options)'
-try src/experiments/advantage.ts '/^  ratio_noise: option($/,/^  ),$/ s/^    0.3,$/    0.25,/' 'advantage: ratio_noise 0.3 -> 0.25'
-try src/experiments/mask.ts "/loss_agg_mode: option(/,/^  ),/ s/^    'token-mean',$/    'seq-mean-token-sum',/" 'mask: loss_agg_mode token-mean -> seq-mean-token-sum'
+try src/experiments/advantage/advantage.ts '/^  ratio_noise: option($/,/^  ),$/ s/^    0.3,$/    0.25,/' 'advantage: ratio_noise 0.3 -> 0.25'
+try src/experiments/mask/mask.ts "/loss_agg_mode: option(/,/^  ),/ s/^    'token-mean',$/    'seq-mean-token-sum',/" 'mask: loss_agg_mode token-mean -> seq-mean-token-sum'
 try src/experiments/tokenLab.ts '/^  tool_error_rate: option($/,/^  ),$/ s/^    0.3,$/    0.25,/' 'aggregation (shared token-lab option): tool_error_rate 0.3 -> 0.25'
-try src/experiments/truncation.ts 's/withDefault(TOKEN_LAB_OPTIONS.shape.budget, 25)/withDefault(TOKEN_LAB_OPTIONS.shape.budget, 24)/' 'truncation: budget 25 -> 24'
-try src/experiments/agent.ts '/^  updates: option(/ s/, 150,/, 100,/' 'agent: updates 150 -> 100 (an option the fixture overrides)'
+try src/experiments/truncation/truncation.ts 's/withDefault(TOKEN_LAB_OPTIONS.shape.budget, 25)/withDefault(TOKEN_LAB_OPTIONS.shape.budget, 24)/' 'truncation: budget 25 -> 24'
+try src/experiments/agent/agent.ts '/^  updates: option(/ s/, 150,/, 100,/' 'agent: updates 150 -> 100 (an option the fixture overrides)'
 exit $status

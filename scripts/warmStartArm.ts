@@ -13,7 +13,7 @@
  * `pretrain_pass_rate.level_<k>`), bit for bit. Prints one line per seed; where the warm start came
  * from goes first (the cache of init=sft is used and filled as by `labs run`).
  */
-import { mask } from '../src/experiments/mask.js';
+import { mask } from '../src/experiments/mask/mask.js';
 import { resolveConfig } from '../src/experiments/options.js';
 import { runArms, type TokenLabConfig } from '../src/experiments/tokenLab.js';
 

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSeedPool } from '../src/cli/seedPool.js';
-import { agent } from '../src/experiments/agent.js';
+import { agent } from '../src/experiments/agent/agent.js';
 import { curvesToBand, type SeedOutcome } from '../src/experiments/multiSeed.js';
 import { defaultConfig } from '../src/experiments/options.js';
 import { curveBands } from '../src/experiments/seedStatistics.js';

@@ -4,10 +4,10 @@
  * per seed. Small configs (a few updates): learning itself is measured in docs/experiments/neural.md.
  */
 import { describe, expect, it } from 'vitest';
-import { aggregation } from './aggregation.js';
-import { mask } from './mask.js';
+import { aggregation } from './aggregation/aggregation.js';
+import { mask } from './mask/mask.js';
 import { resolveConfig } from './options.js';
-import { truncation } from './truncation.js';
+import { truncation } from './truncation/truncation.js';
 import type { Experiment, RunRecord } from './types.js';
 
 const small = ['policy=neural', 'updates=3', 'tasks_per_update=4', 'group_size=4', 'eval_tasks=20'];

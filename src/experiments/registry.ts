@@ -7,17 +7,17 @@ import type { Experiment } from './types.js';
 
 const loaders: Record<string, () => Promise<Experiment>> = {
   // one line per experiment: name -> lazy import
-  agent: async () => (await import('./agent.js')).agent,
-  rollout: async () => (await import('./rollout.js')).rollout,
-  mask: async () => (await import('./mask.js')).mask,
-  aggregation: async () => (await import('./aggregation.js')).aggregation,
-  truncation: async () => (await import('./truncation.js')).truncation,
-  advantage: async () => (await import('./advantage.js')).advantage,
-  saturation: async () => (await import('./saturation.js')).saturation,
-  clip: async () => (await import('./clip.js')).clip,
-  filter: async () => (await import('./filter.js')).filter,
-  explore: async () => (await import('./explore.js')).explore,
-  mismatch: async () => (await import('./mismatch.js')).mismatch,
+  agent: async () => (await import('./agent/agent.js')).agent,
+  rollout: async () => (await import('./rollout/rollout.js')).rollout,
+  mask: async () => (await import('./mask/mask.js')).mask,
+  aggregation: async () => (await import('./aggregation/aggregation.js')).aggregation,
+  truncation: async () => (await import('./truncation/truncation.js')).truncation,
+  advantage: async () => (await import('./advantage/advantage.js')).advantage,
+  saturation: async () => (await import('./saturation/saturation.js')).saturation,
+  clip: async () => (await import('./clip/clip.js')).clip,
+  filter: async () => (await import('./filter/filter.js')).filter,
+  explore: async () => (await import('./explore/explore.js')).explore,
+  mismatch: async () => (await import('./mismatch/mismatch.js')).mismatch,
 };
 
 export function experimentNames(): string[] {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig, resolveConfig } from './options.js';
 import { runTokenArm, TOKEN_LAB_OPTIONS, type TokenLabConfig } from './tokenLab.js';
 import { pooledTraining } from './tokenMeasures.js';
-import { truncation } from './truncation.js';
+import { truncation } from './truncation/truncation.js';
 
 const small: TokenLabConfig = TOKEN_LAB_OPTIONS.parse({
   updates: 4,
@@ -83,8 +83,8 @@ describe('options', () => {
   });
 
   it('mask and aggregation reject the options only truncation reads instead of ignoring them', async () => {
-    const { mask } = await import('./mask.js');
-    const { aggregation } = await import('./aggregation.js');
+    const { mask } = await import('./mask/mask.js');
+    const { aggregation } = await import('./aggregation/aggregation.js');
     for (const exp of [mask, aggregation]) {
       for (const key of ['overlong_buffer', 'unbounded_budget']) {
         expect(() => resolveConfig(exp, [`${key}=10`])).toThrow(new RegExp(`unknown option '${key}'`));

@@ -33,7 +33,7 @@ import {
   type UpdateRecord,
   type WarmStartInfo,
 } from './tokenMeasures.js';
-import { maskTruncatedRows, shapeBatch } from './truncationPolicy.js';
+import { maskTruncatedRows, shapeBatch } from './truncation/truncationPolicy.js';
 import { WARM_START_OPTIONS, warmStart } from './warmStart.js';
 
 // --- config ------------------------------------------------------------------------------------------

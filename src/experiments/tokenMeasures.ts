@@ -9,7 +9,7 @@ import { isObservationToken, ROLE_MODEL } from '../envs/tokenArithmetic.js';
 import type { MaskRule } from '../train/tokenLearner.js';
 import type { ArmEpisode } from './armEpisode.js';
 import type { WeightBucket } from './lossWeights.js';
-import type { TruncationPolicy } from './truncationPolicy.js';
+import type { TruncationPolicy } from './truncation/truncationPolicy.js';
 import type { JsonValue } from './types.js';
 
 export type { ArmEpisode } from './armEpisode.js';

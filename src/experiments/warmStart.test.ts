@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectLabError, labErrorOf } from '../../test/support/labError.js';
 import { toJson } from '../report/records.js';
-import { mask } from './mask.js';
+import { mask } from './mask/mask.js';
 import { configOf, runExperiment } from './options.js';
 import type { RunRecord } from './types.js';
 

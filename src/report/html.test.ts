@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { LabError } from '../core/errors.js';
 import { runSweep } from '../experiments/sweep.js';
-import { truncation } from '../experiments/truncation.js';
+import { truncation } from '../experiments/truncation/truncation.js';
 import type { RunRecord } from '../experiments/types.js';
 import { pngFileName, writeHtmlReport } from './html.js';
 import { readRecord, toJson, writeFileAtomic } from './records.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { maxPromptLength, PROMPTED_VOCAB_SIZE } from '../envs/promptedArithmetic.js';
-import { armSummaryRow } from '../experiments/mismatchReport.js';
+import { armSummaryRow } from '../experiments/mismatch/mismatchReport.js';
 import { SequenceModel } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
 import { type MismatchArmOptions, runMismatchArm } from './mismatchLearner.js';

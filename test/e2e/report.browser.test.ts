@@ -115,7 +115,18 @@ async function openReport(html: string, screenshot: string) {
       metricsText: [...document.querySelectorAll('table')].map((t) => t.textContent ?? '').join(' '),
     };
   });
-  await page.screenshot({ path: join(OUT, screenshot), fullPage: true });
+  // Headless Chromium sometimes answers "Unable to capture screenshot" when the machine is loaded
+  // (seen on the shared 2-core runner); the screenshot is an artifact for a human, so it is retried a
+  // few times before the test fails on it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: join(OUT, screenshot), fullPage: true });
+      break;
+    } catch (e) {
+      if (attempt >= 4 || !/Unable to capture screenshot/.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
+  }
   await page.close();
   return { ...facts, url, figures: facts.figures as FigureFacts[] };
 }

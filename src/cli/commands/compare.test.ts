@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runSeeds } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
-import { truncation } from '../../experiments/truncation.js';
+import { truncation } from '../../experiments/truncation/truncation.js';
 import { writeRecord } from '../../report/records.js';
 import { output } from '../stdout.js';
 import { compareCommand } from './compare.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { advantage } from '../../experiments/advantage.js';
+import { advantage } from '../../experiments/advantage/advantage.js';
 import { resolveConfig } from '../../experiments/options.js';
 import type { RunRecord } from '../../experiments/types.js';
 import { formatAdvantage } from './advantage.js';

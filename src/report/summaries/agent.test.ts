@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agent } from '../../experiments/agent.js';
+import { agent } from '../../experiments/agent/agent.js';
 import { runExperiment } from '../../experiments/options.js';
 import type { RunRecord } from '../../experiments/types.js';
 import { formatAgent, milestoneUpdates } from './agent.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clip } from '../../experiments/clip.js';
+import { clip } from '../../experiments/clip/clip.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { formatClip } from './clip.js';
 

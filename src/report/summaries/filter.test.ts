@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filter } from '../../experiments/filter.js';
+import { filter } from '../../experiments/filter/filter.js';
 import { resolveConfig } from '../../experiments/options.js';
 import type { RunRecord } from '../../experiments/types.js';
 import { formatRecord } from './index.js';

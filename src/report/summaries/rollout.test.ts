@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runExperiment } from '../../experiments/options.js';
-import { rollout } from '../../experiments/rollout.js';
+import { rollout } from '../../experiments/rollout/rollout.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { formatNumber } from '../text.js';
 import { formatRecord } from './index.js';
