@@ -104,6 +104,8 @@ export interface LevelReport {
 /**
  * Held-out success per task level (neural policy), and the warm start when there was one:
  * - `metrics['eval_success_level_<k>.<arm>']`: each arm's held-out success on level-k tasks after RL;
+ * - `metrics['eval_success_level_<k>']`: the same for the reference arm (the first: the one the other
+ *   arms are compared against, e.g. mask's `correct`), the run's headline per-level result;
  * - `metrics['pretrain_pass_rate.level_<k>']` (init=sft): the pretrained policy's held-out pass rate
  *   on the same tasks before RL (one pretraining shared by every arm, so one value per level);
  * - `tables.levels`: one row per level (tasks, `pretrained`, one column per arm);
@@ -118,6 +120,7 @@ export function levelReport(results: readonly ArmResult[]): LevelReport {
   if (warm) {
     for (const l of warm.before) out.metrics[`pretrain_pass_rate.level_${l.level}`] = round6(l.success);
   }
+  for (const l of first.evaluationByLevel) out.metrics[`eval_success_level_${l.level}`] = round6(l.success);
   for (const r of results) {
     for (const l of r.evaluationByLevel ?? []) {
       out.metrics[`eval_success_level_${l.level}.${r.spec.arm}`] = round6(l.success);

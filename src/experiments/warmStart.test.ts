@@ -49,6 +49,8 @@ describe('warm start (init=sft)', () => {
       expect(m[`pretrain_pass_rate.level_${k}`]).toBeGreaterThanOrEqual(0);
       expect(m[`eval_success_level_${k}.correct`]).toBeGreaterThanOrEqual(0);
       expect(m[`eval_success_level_${k}.flipped`]).toBeGreaterThanOrEqual(0);
+      // the flat key is the reference arm's (mask: correct)
+      expect(m[`eval_success_level_${k}`]).toBe(m[`eval_success_level_${k}.correct`]);
     }
     // the record names the checkpoint; the note gives the per-level pass rates
     expect(first.record.tables.warm_start?.[0]?.checkpoint).toBe(file);
