@@ -32,6 +32,16 @@ async function run(input: Record<string, unknown>, seed = 7): Promise<{ record: 
 const withoutTiming = (r: RunRecord) => toJson({ ...r, timing: { wall_ms: 0 } });
 
 describe('warm start (init=sft)', () => {
+  it('refuses an unwritable sft_cache_dir before pretraining, naming the option', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sft-cache-')), 'a-file');
+    writeFileSync(file, 'not a directory');
+    // checked after the pretraining, the write itself fails instead ("checkpoint …: cannot write it")
+    await expect(run(small(join(file, 'cache')))).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      message: expect.stringMatching(/^sft_cache_dir .*a-file\/cache: cannot write checkpoints there/),
+    });
+  });
+
   it('pretrains once, caches the checkpoint, and a rerun reuses it with an identical record', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sft-cache-'));
     const first = await run(small(dir));

@@ -22,7 +22,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
-import { CHECKPOINT_FORMAT_VERSION, loadCheckpoint, saveCheckpoint } from '../policy/checkpoint.js';
+import {
+  CHECKPOINT_FORMAT_VERSION,
+  checkCheckpointDir,
+  loadCheckpoint,
+  saveCheckpoint,
+} from '../policy/checkpoint.js';
 import { Rng } from '../random.js';
 import { DEMONSTRATOR_BEHAVIOURS, type DemonstratorMixture, mixtureCdf } from '../train/demonstrator.js';
 import { pretrainSequenceModel, SFT_CODE_VERSION } from '../train/sft.js';
@@ -206,6 +211,7 @@ export function warmStart(
     onInfo?.(`checkpoint: reused the cached ${file} (pretraining skipped)`);
     return { params: model.params, checkpoint: file, key, meta: header.meta as Record<string, JsonValue> };
   }
+  if (file !== '') checkCheckpointDir(cfg.sft_cache_dir); // fail now, not after the pretraining
   const stats = pretrainSequenceModel(
     model,
     {

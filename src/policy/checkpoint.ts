@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { LabError } from '../core/errors.js';
 import { makeDirs } from '../makeDirs.js';
@@ -197,6 +197,25 @@ export function loadCheckpoint(model: SequenceModel, file: string): CheckpointHe
   model.params.set(params);
   model.checkFinite(model.params, 'params', 0);
   return header;
+}
+
+/**
+ * Checks, before any pretraining, that checkpoints can be written into `dir` (creating it one level
+ * at a time, then writing and removing a probe file), so that an unwritable cache directory fails
+ * at once rather than after minutes of pretraining. Errors: IO_ERROR naming `field` and `dir`.
+ */
+export function checkCheckpointDir(dir: string, field = 'sft_cache_dir'): void {
+  const probe = join(dir, `.probe-${process.pid}-${threadId}.tmp`);
+  try {
+    makeDirs(dir);
+    writeFileSync(probe, '');
+    unlinkSync(probe);
+  } catch (e) {
+    throw new LabError('IO_ERROR', `${field} ${dir}: cannot write checkpoints there (${(e as Error).message})`, {
+      cause: e,
+      details: { field, file: dir },
+    });
+  }
 }
 
 /**
