@@ -230,27 +230,47 @@ export const VALTYPE: Readonly<Record<WasmType, ValType>> = {
 };
 
 /**
- * An instruction with its operands folded in: `code` in stack order; `type` is what it leaves on
- * the stack (`none`: a statement).
+ * An instruction with its operands folded in: `code` is its bytes in stack order; `type` is what it
+ * leaves on the stack (`none`: a statement).
  */
 export interface Expr<T extends WasmType | 'none' = WasmType | 'none'> {
   readonly type: T;
   readonly code: readonly number[];
+  /** Appends `code` to `out`. */
+  emit(out: number[]): void;
 }
 
 /** An expression that leaves nothing on the stack. */
 export type Stmt = Expr<'none'>;
 
-function fold<T extends WasmType | 'none'>(
+/**
+ * An expression tree, flattened once when its code is asked for (building a tree that copied its
+ * operands' bytes at every level would copy each byte once per level above it).
+ */
+class Folded<T extends WasmType | 'none'> implements Expr<T> {
+  constructor(
+    readonly type: T,
+    private readonly parts: readonly (Expr | readonly number[])[],
+  ) {}
+  emit(out: number[]): void {
+    for (const part of this.parts) {
+      if (Array.isArray(part)) for (const byte of part as readonly number[]) out.push(byte);
+      else (part as Expr).emit(out);
+    }
+  }
+  get code(): number[] {
+    const out: number[] = [];
+    this.emit(out);
+    return out;
+  }
+}
+
+/** The operands' code (in order), then the instruction's bytes. */
+const fold = <T extends WasmType | 'none'>(
   type: T,
   operands: readonly Expr[],
   instruction: number[],
-): Expr<T> {
-  const code: number[] = [];
-  for (const o of operands) for (const byte of o.code) code.push(byte);
-  for (const byte of instruction) code.push(byte);
-  return { type, code };
-}
+): Expr<T> => new Folded(type, [...operands, instruction]);
 
 /** A statement list as one statement (its code concatenated; interleaving treats it as a unit). */
 export const seq = (...stmts: Stmt[]): Stmt => fold('none', stmts, []);
@@ -316,10 +336,9 @@ export function funcDef(name: string, locals: Locals, body: readonly Stmt[]): Fu
  * construct: the end of a `block`, the start of a `loop`.
  */
 export const control = {
-  block: (...body: Stmt[]): Stmt => fold('none', [], [...op.block(), ...seq(...body).code, ...op.end()]),
-  loop: (...body: Stmt[]): Stmt => fold('none', [], [...op.loop(), ...seq(...body).code, ...op.end()]),
-  if: (cond: Expr<'i32'>, ...then: Stmt[]): Stmt =>
-    fold('none', [cond], [...op.if(), ...seq(...then).code, ...op.end()]),
+  block: (...body: Stmt[]): Stmt => new Folded('none', [op.block(), ...body, op.end()]),
+  loop: (...body: Stmt[]): Stmt => new Folded('none', [op.loop(), ...body, op.end()]),
+  if: (cond: Expr<'i32'>, ...then: Stmt[]): Stmt => new Folded('none', [cond, op.if(), ...then, op.end()]),
   br: (depth: number): Stmt => fold('none', [], op.br(depth)),
   br_if: (depth: number, cond: Expr<'i32'>): Stmt => fold('none', [cond], op.brIf(depth)),
 };
