@@ -20,7 +20,9 @@
  *
  * Inputs must be float32 (a float64 array takes the JavaScript pass: rounding it to float32 would
  * change values), and the log-ratio clamp at most {@link FAST_EXP_RANGE} (beyond it fastExp calls
- * Math.exp). The kernel is assembled from this file by wasmAssembler.ts the first time it is needed;
+ * Math.exp). The kernel is written below as folded expressions (wasmAssembler.ts's builders:
+ * `f64x2.mul(local.get(x), …)` reads as the text format's `(f64x2.mul (local.get $x) …)`), and
+ * assembled by wasmAssembler.ts the first time it is needed (lossSimd.bytes.test.ts pins its bytes);
  * where WebAssembly SIMD is unavailable {@link lossSimdKernel} returns null and the JavaScript pass
  * runs; {@link lossSimdFallbackReason} says why, and lossSimd.test.ts fails when the engine supports
  * SIMD ({@link wasmSimdSupported}) but the kernel was not built or not used.
@@ -29,156 +31,112 @@ import type { FloatArray, MaskArray } from './batch.js';
 import { FAST_EXP_RANGE, FAST_EXP_TABLE } from './fastExp.js';
 import {
   assembleModule,
-  F32,
-  F64,
-  f32x4Const,
-  f64x2Const,
-  I32,
-  op,
-  V128,
-  type ValType,
+  control,
+  type Expr,
+  f32,
+  f32x4,
+  f64,
+  f64x2,
+  funcDef,
+  i32,
+  i32x4,
+  i64,
+  i64x2,
+  type Local,
+  Locals,
+  local,
+  memory,
+  type Stmt,
+  seq,
+  v128,
   type WasmApi,
   type WasmMemory,
   wasmApi,
 } from './wasmAssembler.js';
 
-/** Named locals of one function: params first, then extra locals in declaration order. */
-class Locals {
-  readonly params: ValType[] = [];
-  readonly extra: ValType[] = [];
-  private readonly index = new Map<string, number>();
-  param(name: string, t: ValType): number {
-    this.index.set(name, this.params.length);
-    this.params.push(t);
-    return this.params.length - 1;
-  }
-  local(name: string, t: ValType): number {
-    const i = this.params.length + this.extra.length;
-    this.index.set(name, i);
-    this.extra.push(t);
-    return i;
-  }
-}
+const { get, set, tee } = local;
+const { block, loop, br, br_if } = control;
 
-const { get, set, tee } = op;
-
-/** `while (!exit) body`: `exit` (an i32) is tested at the top; `brIf(1)` in `body` leaves the loop too. */
-const until = (exit: number[], body: number[]) => [
-  ...op.block(),
-  ...op.loop(),
-  ...exit,
-  ...op.brIf(1),
-  ...body,
-  ...op.br(0),
-  ...op.end(),
-  ...op.end(),
-];
+/** `while (!exit) body`: `exit` is tested at the top; `br_if(1, …)` in `body` leaves the loop too. */
+const until = (exit: Expr<'i32'>, ...body: Stmt[]): Stmt => block(loop(br_if(1, exit), ...body, br(0)));
 
 /** Byte address `base + (index << shift)`. */
-const addrOf = (base: number, index: number[], shift: number) => [
-  ...get(base),
-  ...index,
-  ...op.i32Const(shift),
-  ...op.i32Shl(),
-  ...op.i32Add(),
-];
+const addrOf = (base: Local<'i32'>, index: Expr<'i32'>, shift: number) =>
+  i32.add(get(base), i32.shl(index, i32.const(shift)));
 
-const inc = (x: number, by: number) => [...get(x), ...op.i32Const(by), ...op.i32Add(), ...set(x)];
+/** `x += by`. */
+const inc = (x: Local<'i32'>, by: number) => set(x, i32.add(get(x), i32.const(by)));
 
 /** The sum of the two i64 lanes of `x`. */
-const i64x2Total = (x: number) => [
-  ...get(x),
-  ...op.i64x2ExtractLane(0),
-  ...get(x),
-  ...op.i64x2ExtractLane(1),
-  ...op.i64Add(),
-];
+const i64x2Total = (x: Local<'v128'>) =>
+  i64.add(i64x2.extract_lane(get(x), 0), i64x2.extract_lane(get(x), 1));
 
 /**
  * Loads a v128 of float32 mask entries (`load`) into `m`; `nz` = lanes where m != 0 (NaN counts as
  * valid, as `m === 0` is false in the JS passes), and `bad` |= lanes where m != 0 and m != 1.
  */
-const maskTests = (load: number[], m: number, nz: number, zero: number[], one: number[], bad: number) => [
-  ...load,
-  ...tee(m),
-  ...zero,
-  ...op.f32x4Ne(),
-  ...tee(nz),
-  ...get(m),
-  ...one,
-  ...op.f32x4Ne(),
-  ...op.v128And(),
-  ...get(bad),
-  ...op.v128Or(),
-  ...set(bad),
-];
+const maskTests = (
+  load: Expr<'v128'>,
+  m: Local<'v128'>,
+  nz: Local<'v128'>,
+  zero: Expr<'v128'>,
+  one: Expr<'v128'>,
+  bad: Local<'v128'>,
+) => set(bad, v128.or(v128.and(tee(nz, f32x4.ne(tee(m, load), zero)), f32x4.ne(get(m), one)), get(bad)));
 
 /**
  * Moves `end` back over the row's right-padding tail of mask zeros (down to `start`): sixteen
- * entries at a time while all of them are zero, then four, then one. `zero` pushes f32x4 zeros.
+ * entries at a time while all of them are zero, then four, then one. `zero` is f32x4 zeros.
  */
-const trimPadding = (maskP: number, start: number, end: number, zero: number[]) => {
+const trimPadding = (maskP: Local<'i32'>, start: Local<'i32'>, end: Local<'i32'>, zero: Expr<'v128'>) => {
   /** Steps back `w` (a multiple of 4) entries at a time while all of them are zero. */
   const stage = (w: number) => {
-    const test: number[] = [];
-    for (let j = 0; j < w / 4; j++) {
-      test.push(
-        ...addrOf(maskP, [...get(end), ...op.i32Const(w), ...op.i32Sub()], 2),
-        ...op.v128Load(16 * j),
-        ...zero,
-        ...op.f32x4Ne(),
-      );
-      if (j > 0) test.push(...op.v128Or());
-    }
+    const from = addrOf(maskP, i32.sub(get(end), i32.const(w)), 2);
+    let nonZero = f32x4.ne(v128.load(from), zero);
+    for (let j = 1; j < w / 4; j++) nonZero = v128.or(nonZero, f32x4.ne(v128.load(from, 16 * j), zero));
     return until(
-      [...get(end), ...get(start), ...op.i32Sub(), ...op.i32Const(w), ...op.i32LtS()],
-      [
-        ...test,
-        ...op.v128AnyTrue(),
-        ...op.brIf(1),
-        ...get(end),
-        ...op.i32Const(w),
-        ...op.i32Sub(),
-        ...set(end),
-      ],
+      i32.lt_s(i32.sub(get(end), get(start)), i32.const(w)),
+      br_if(1, v128.any_true(nonZero)),
+      set(end, i32.sub(get(end), i32.const(w))),
     );
   };
-  return [
-    ...stage(16),
-    ...stage(4),
-    ...until(
-      [...get(end), ...get(start), ...op.i32LeS()],
-      [
-        ...addrOf(maskP, [...get(end), ...op.i32Const(1), ...op.i32Sub()], 2),
-        ...op.f32Load(),
-        ...op.f32Const(0),
-        ...op.f32Ne(),
-        ...op.brIf(1),
-        ...get(end),
-        ...op.i32Const(1),
-        ...op.i32Sub(),
-        ...set(end),
-      ],
+  return seq(
+    stage(16),
+    stage(4),
+    until(
+      i32.le_s(get(end), get(start)),
+      br_if(1, f32.ne(f32.load(addrOf(maskP, i32.sub(get(end), i32.const(1)), 2)), f32.const(0))),
+      set(end, i32.sub(get(end), i32.const(1))),
     ),
-  ];
+  );
 };
 
-/** The row loop header: exits when `b >= rows`, else sets `start = b·cols` and `rowEnd = end = start + cols`. */
-const rowHeader = (b: number, rows: number, cols: number, start: number, rowEnd: number, end: number) => ({
-  exit: [...get(b), ...get(rows), ...op.i32GeS()],
-  head: [
-    ...get(b),
-    ...get(cols),
-    ...op.i32Mul(),
-    ...tee(start),
-    ...get(cols),
-    ...op.i32Add(),
-    ...tee(rowEnd),
-    ...set(end),
-  ],
+/** The row loop: exits when `b >= rows`, else sets `start = b·cols` and `rowEnd = end = start + cols`. */
+const rowHeader = (
+  b: Local<'i32'>,
+  rows: Local<'i32'>,
+  cols: Local<'i32'>,
+  start: Local<'i32'>,
+  rowEnd: Local<'i32'>,
+  end: Local<'i32'>,
+) => ({
+  exit: i32.ge_s(get(b), get(rows)),
+  head: set(end, tee(rowEnd, i32.add(tee(start, i32.mul(get(b), get(cols))), get(cols)))),
 });
 
-const INV_STEP = FAST_EXP_TABLE.invStep;
+/**
+ * The vanilla pass's variants, one exported function each, all written by {@link vanillaFunction}:
+ * `padCheck` checks the padding values for finiteness, as every aggregation mode but token-mean
+ * needs (token-mean never reads the right-padding tail); `weights` multiplies rollout IS weights in.
+ * {@link LossSimdKernel.run} picks entry `2·padCheck + weights`.
+ */
+export const VANILLA_VARIANTS = [
+  { name: 'vanilla', padCheck: false, weights: false },
+  { name: 'vanilla_w', padCheck: false, weights: true },
+  { name: 'vanilla_pad', padCheck: true, weights: false },
+  { name: 'vanilla_pad_w', padCheck: true, weights: true },
+] as const;
+type VanillaVariant = (typeof VANILLA_VARIANTS)[number];
 
 /** The v128 locals of one f64x2 of tokens in the vanilla pass. */
 const LANE_LOCALS = [
@@ -201,478 +159,313 @@ const LANE_LOCALS = [
   'loss',
   'wv',
 ] as const;
-type LaneLocal = (typeof LANE_LOCALS)[number];
+type LaneLocals = Record<(typeof LANE_LOCALS)[number], Local<'v128'>>;
+
+/** The float64 bounds the vanilla pass takes as parameters, in order (see {@link vanillaFunction}). */
+const BOUND_NAMES = ['lo', 'hi', 'c', 'L', 'logLo', 'logHi', 'logC'] as const;
 
 /**
- * One kernel variant: `padCheck` checks padding values for finiteness (every mode but token-mean),
- * `hasW` multiplies rollout IS weights in. Signature (byte addresses, float64 bounds):
- * `(rows, cols, old, lp, adv, mask, w, out, rowSum, rowCount, res, table, lo, hi, c, L, logLo, logHi, logC)`.
- * Writes `out` (float32), per-row loss sums and valid-token counts (float64), and at `res`: kl, clip
- * count, lower count, the float64 finiteness sum (0 or NaN) at +0..+24, the float32 padding-tail
- * finiteness lanes at +32, and non-zero lanes at +48 where a mask entry was neither 0 nor 1.
+ * One variant of the vanilla pass (see {@link VANILLA_VARIANTS}). Signature (byte addresses, float64
+ * bounds): `(rows, cols, old, lp, adv, mask, w, out, rowSum, rowCount, res, table, lo, hi, c, L,
+ * logLo, logHi, logC)`. Writes `out` (float32), per-row loss sums and valid-token counts (float64),
+ * and at `res`: kl, clip count, lower count, the float64 finiteness sum (0 or NaN) at +0..+24, the
+ * float32 padding-tail finiteness lanes at +32, and non-zero lanes at +48 where a mask entry was
+ * neither 0 nor 1.
  *
  * Why one long function: it emits the body of one WebAssembly function, and every piece of that
- * body (`tailCheck`, {@link lanes}, the row loop) allocates or reads that function's locals (`v`),
- * so the pieces are closures over them rather than functions of their own. Issue 26 plans a
- * folded-expression form a reviewer can check by eye; until then lossSimd.test.ts checks the
- * output against the JavaScript pass bit for bit.
+ * body (`tailCheck`, {@link lanes}, `token`, the row loop) reads that function's locals, so the
+ * pieces are closures over them; each piece is a folded expression that reads as its formula.
+ * The declaration order of the locals (including the constants) is their index order, part of the
+ * module's pinned bytes (lossSimd.bytes.test.ts).
  */
-function vanillaFunction(padCheck: boolean, hasW: boolean) {
+function vanillaFunction({ name, padCheck, weights }: VanillaVariant) {
   const v = new Locals();
-  const rows = v.param('rows', I32);
-  const cols = v.param('cols', I32);
-  const oldP = v.param('old', I32);
-  const lpP = v.param('lp', I32);
-  const advP = v.param('adv', I32);
-  const maskP = v.param('mask', I32);
-  const wP = v.param('w', I32);
-  const outP = v.param('out', I32);
-  const rowSumP = v.param('rowSum', I32);
-  const rowCountP = v.param('rowCount', I32);
-  const resP = v.param('res', I32);
-  const tableP = v.param('table', I32);
-  const boundNames = ['lo', 'hi', 'c', 'L', 'logLo', 'logHi', 'logC'] as const;
-  const bound = Object.fromEntries(boundNames.map((n) => [n, v.param(n, F64)])) as Record<
-    (typeof boundNames)[number],
-    number
+  const rows = v.param('rows', 'i32');
+  const cols = v.param('cols', 'i32');
+  const oldP = v.param('old', 'i32');
+  const lpP = v.param('lp', 'i32');
+  const advP = v.param('adv', 'i32');
+  const maskP = v.param('mask', 'i32');
+  const wP = v.param('w', 'i32');
+  const outP = v.param('out', 'i32');
+  const rowSumP = v.param('rowSum', 'i32');
+  const rowCountP = v.param('rowCount', 'i32');
+  const resP = v.param('res', 'i32');
+  const tableP = v.param('table', 'i32');
+  const bound = Object.fromEntries(BOUND_NAMES.map((n) => [n, v.param(n, 'f64')])) as Record<
+    (typeof BOUND_NAMES)[number],
+    Local<'f64'>
   >;
-  const b = v.local('b', I32);
-  const start = v.local('start', I32);
-  const end = v.local('end', I32);
-  const rowEnd = v.local('rowEnd', I32);
-  const i = v.local('i', I32);
-  const p = v.local('p', I32);
-  const sum = v.local('sum', F64);
-  const kl = v.local('kl', F64);
-  const chkS = v.local('chkS', F64);
-  const splat: Record<string, number> = {};
-  for (const n of boundNames) splat[n] = v.local(`v_${n}`, V128);
-  const negL = v.local('negL', V128);
-  const chk = v.local('chk', V128);
-  const chkTail = v.local('chkTail', V128);
-  const bad = v.local('bad', V128);
-  const nAcc = v.local('nAcc', V128);
-  const clipAcc = v.local('clipAcc', V128);
-  const lowerAcc = v.local('lowerAcc', V128);
-  const m = v.local('m', V128);
-  const valid4 = v.local('valid4', V128);
+  const b = v.local('b', 'i32');
+  const start = v.local('start', 'i32');
+  const end = v.local('end', 'i32');
+  const rowEnd = v.local('rowEnd', 'i32');
+  const i = v.local('i', 'i32');
+  const p = v.local('p', 'i32');
+  const sum = v.local('sum', 'f64');
+  const kl = v.local('kl', 'f64');
+  const chkS = v.local('chkS', 'f64');
+  /** The bounds in both lanes; the ratio bounds lo, hi, c negated, as the exp table (see `lanes`). */
+  const splat = Object.fromEntries(BOUND_NAMES.map((n) => [n, v.local(`v_${n}`, 'v128')])) as Record<
+    (typeof BOUND_NAMES)[number],
+    Local<'v128'>
+  >;
+  const negL = v.local('negL', 'v128');
+  const chk = v.local('chk', 'v128');
+  const chkTail = v.local('chkTail', 'v128');
+  const bad = v.local('bad', 'v128');
+  const nAcc = v.local('nAcc', 'v128');
+  const clipAcc = v.local('clipAcc', 'v128');
+  const lowerAcc = v.local('lowerAcc', 'v128');
+  const m = v.local('m', 'v128');
+  const valid4 = v.local('valid4', 'v128');
   /** The locals of one f64x2 of tokens; a group of four interleaves two such sets (see `token`). */
   const laneLocals = (h: number) =>
-    Object.fromEntries(LANE_LOCALS.map((n) => [n, v.local(`${n}${h}`, V128)])) as Record<LaneLocal, number>;
+    Object.fromEntries(LANE_LOCALS.map((n) => [n, v.local(`${n}${h}`, 'v128')])) as LaneLocals;
   const h0 = laneLocals(0);
   const h1 = laneLocals(1);
 
-  // v128 constants live in locals initialised once (a v128.const inside the loop is rematerialised
-  // on every iteration)
-  const consts = new Map<string, { local: number; init: number[] }>();
-  const konst = (key: string, init: number[]) => {
-    let c = consts.get(key);
-    if (!c) {
-      c = { local: v.local(`const_${key}`, V128), init };
-      consts.set(key, c);
-    }
-    return get(c.local);
+  // v128 constants live in locals set once at the start (a v128.const inside the loop is
+  // rematerialised on every iteration)
+  const constInits: Stmt[] = [];
+  const constant = (key: string, value: Expr<'v128'>) => {
+    const c = v.local(`const_${key}`, 'v128');
+    constInits.push(set(c, value));
+    return get(c);
   };
-  const f64x2 = (x: number) => konst(`f64_${x}`, f64x2Const(x));
-  const ZERO_F32X4 = konst('f32_0', f32x4Const(0));
-  const ONE_F32X4 = konst('f32_1', f32x4Const(1));
-  const ZERO_F64X2 = f64x2(0);
-  const ONE_F64X2 = f64x2(1);
+  const K = {
+    zeroF32: constant('f32_0', f32x4.const(0)),
+    oneF32: constant('f32_1', f32x4.const(1)),
+    zero: constant('f64_0', f64x2.const(0)),
+    one: constant('f64_1', f64x2.const(1)),
+    // fastExp.ts's table-driven exp
+    invStep: constant('invStep', f64x2.const(FAST_EXP_TABLE.invStep)),
+    round: constant('round', f64x2.const(FAST_EXP_TABLE.round)),
+    stepHi: constant('stepHi', f64x2.const(FAST_EXP_TABLE.stepHi)),
+    stepLo: constant('stepLo', f64x2.const(FAST_EXP_TABLE.stepLo)),
+    c2: constant('1/2', f64x2.const(0.5)),
+    c6: constant('1/6', f64x2.const(1 / 6)),
+    c24: constant('1/24', f64x2.const(1 / 24)),
+    c120: constant('1/120', f64x2.const(1 / 120)),
+  };
 
   /** Byte address `base + 4·index`. */
-  const at = (base: number, index: number[]) => addrOf(base, index, 2);
+  const at = (base: Local<'i32'>, index: Expr<'i32'>) => addrOf(base, index, 2);
 
   /** `n` float32 values (1, 2 or 4) of `base` at byte `p + off` into the low lanes of a v128. */
-  const load = (base: number, n: 1 | 2 | 4, off = 0) => [
-    ...get(base),
-    ...get(p),
-    ...op.i32Add(),
-    ...(n === 4 ? op.v128Load(off) : n === 2 ? op.v128Load64Zero(off) : op.v128Load32Zero(off)),
-  ];
-
-  /**
-   * `n` tokens (4, 2 or 1) from `i`. A group of four runs as two f64x2 whose instructions are
-   * interleaved statement by statement: the exp is a long dependency chain, and two independent
-   * chains side by side keep the core busy where one would leave it waiting.
-   */
-  const token = (n: 1 | 2 | 4) => {
-    const out: number[] = [
-      ...get(i),
-      ...op.i32Const(2),
-      ...op.i32Shl(),
-      ...set(p),
-      // mask: valid where m != 0; a valid entry other than 1 is a bad mask value
-      ...maskTests(load(maskP, n), m, valid4, ZERO_F32X4, ONE_F32X4, bad),
-    ];
-    if (n === 4) {
-      out.push(...get(valid4), ...op.i64x2ExtendLowI32x4S(), ...set(h0.valid));
-      out.push(...get(valid4), ...op.i64x2ExtendHighI32x4S(), ...set(h1.valid));
-      const s0 = lanes(2, 0, h0);
-      const s1 = lanes(2, 8, h1);
-      for (let j = 0; j < s0.length; j++) out.push(...(s0[j] as number[]), ...(s1[j] as number[]));
-    } else {
-      out.push(...get(valid4), ...op.i64x2ExtendLowI32x4S(), ...set(h0.valid));
-      for (const st of lanes(n, 0, h0)) out.push(...st);
-    }
-    out.push(...inc(i, n));
-    return out;
+  const load = (base: Local<'i32'>, n: 1 | 2 | 4, off = 0) => {
+    const addr = i32.add(get(base), get(p));
+    return n === 4
+      ? v128.load(addr, off)
+      : n === 2
+        ? v128.load64_zero(addr, off)
+        : v128.load32_zero(addr, off);
   };
 
   /**
    * The per-token body of `n` (2 or 1) tokens at byte `p + off` in the f64x2 lanes of locals `L`
-   * (whose `valid` is set), as statements that each leave the stack empty. Sums are added in
-   * statement order, so interleaving two such bodies keeps the index order.
+   * (whose `valid` is set), as statements. Sums are added in statement order, so interleaving two
+   * such bodies statement by statement keeps the index order.
    *
-   * Why long: it is one token's whole loss (clamp, the clip regions, fastExp, the weight, the sums)
-   * as straight-line lane code without a branch, the JavaScript pass's per-token body operation for
-   * operation in the same order: that correspondence is what makes the two bit-identical, and it
-   * reads best unbroken.
+   * It is the JavaScript pass's per-token body (clamp, the clip regions, fastExp, the weight, the
+   * sums) operation for operation in the same order, as straight-line lane code without a branch:
+   * that correspondence is what makes the two bit-identical.
    */
-  function lanes(n: 1 | 2, off: number, L: Record<LaneLocal, number>): number[][] {
-    const loadF64 = (base: number) => [...load(base, n, off), ...op.f64x2PromoteLowF32x4()];
-    const st: number[][] = [];
-    st.push([...loadF64(advP), ...set(L.a)]);
-    st.push([...loadF64(lpP), ...loadF64(oldP), ...op.f64x2Sub(), ...set(L.d)]);
-    // l = min(max(d, −L), L); the pseudo-min/max are the same for any d but NaN (which they send
-    // to −L, keeping the exp table index in range; a NaN d always ends in the slow path)
-    st.push([
-      ...get(splat.L as number),
-      ...get(negL),
-      ...get(L.d),
-      ...op.f64x2Pmax(),
-      ...op.f64x2Pmin(),
-      ...set(L.l),
-    ]);
-    // finiteness: chk sums d (and, in modes other than token-mean, a and w) and ends as
-    // chk − chk, NaN exactly when a summand was not finite: the summands come from float32, so
-    // the float64 sum of any chunk stays far from overflow. a or w under mask 1 show in the row's
-    // loss sum (checked per row).
-    const chkSt = [...get(L.d)];
-    if (padCheck) {
-      chkSt.push(...get(L.a), ...op.f64x2Add());
-      if (hasW) chkSt.push(...loadF64(wP), ...tee(L.wv), ...op.f64x2Add());
-    } else {
-      chkSt.push(...get(L.valid), ...op.v128And());
-      if (hasW) st.push([...loadF64(wP), ...set(L.wv)]);
-    }
-    st.push([...chkSt, ...get(chk), ...op.f64x2Add(), ...set(chk)]);
-    // fastExp(l): k = round(32·l/ln2) via the 1.5·2^52 shift, r = l − k·HI − k·LO,
-    // p = 1 + r + r2·(0.5 + r/6 + r2·(1/24 + r/120)), exp = 2^(k/32)·p
-    st.push([
-      ...get(L.l),
-      ...f64x2(INV_STEP),
-      ...op.f64x2Mul(),
-      ...f64x2(FAST_EXP_TABLE.round),
-      ...op.f64x2Add(),
-      ...tee(L.t),
-      ...f64x2(FAST_EXP_TABLE.round),
-      ...op.f64x2Sub(),
-      ...set(L.k),
-    ]);
-    st.push([
-      ...get(L.l),
-      ...get(L.k),
-      ...f64x2(FAST_EXP_TABLE.stepHi),
-      ...op.f64x2Mul(),
-      ...op.f64x2Sub(),
-      ...get(L.k),
-      ...f64x2(FAST_EXP_TABLE.stepLo),
-      ...op.f64x2Mul(),
-      ...op.f64x2Sub(),
-      ...tee(L.r),
-      ...get(L.r),
-      ...op.f64x2Mul(),
-      ...set(L.r2),
-    ]);
-    // × −2^(k/32) from the negated table: the low 32 bits of t = k + 1.5·2^52 are k
-    st.push([
-      ...get(tableP),
-      ...get(L.t),
-      ...op.i32x4ExtractLane(0),
-      ...op.i32Const(3),
-      ...op.i32Shl(),
-      ...op.i32Add(),
-      ...op.v128Load64Zero(),
-      ...set(L.k),
-      ...get(tableP),
-      ...get(L.t),
-      ...op.i32x4ExtractLane(2),
-      ...op.i32Const(3),
-      ...op.i32Shl(),
-      ...op.i32Add(),
-      ...get(L.k),
-      ...op.v128Load64Lane(1),
-      ...set(L.k),
-    ]);
-    st.push([
-      ...ONE_F64X2,
-      ...get(L.r),
-      ...op.f64x2Add(),
-      ...get(L.r2),
-      ...f64x2(0.5),
-      ...get(L.r),
-      ...f64x2(1 / 6),
-      ...op.f64x2Mul(),
-      ...op.f64x2Add(),
-      ...get(L.r2),
-      ...f64x2(1 / 24),
-      ...get(L.r),
-      ...f64x2(1 / 120),
-      ...op.f64x2Mul(),
-      ...op.f64x2Add(),
-      ...op.f64x2Mul(),
-      ...op.f64x2Add(),
-      ...op.f64x2Mul(),
-      ...op.f64x2Add(),
-      ...get(L.k),
-      ...op.f64x2Mul(),
-      ...set(L.ratio),
-    ]);
-    // regions of valid tokens: A < 0 → lo below log lo (clip), c above log c (lower; the two
-    // tests exclude each other since log lo <= 0 < log c); A > 0 → hi above log hi (clip);
-    // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio); A is +0 in
-    // masked lanes, so they fall in no region
-    st.push([
-      ...get(L.a),
-      ...get(L.valid),
-      ...op.v128And(),
-      ...tee(L.a),
-      ...ZERO_F64X2,
-      ...op.f64x2Lt(),
-      ...set(L.neg),
-    ]);
-    st.push([
-      ...get(L.neg),
-      ...get(L.l),
-      ...get(splat.logLo as number),
-      ...op.f64x2Lt(),
-      ...op.v128And(),
-      ...set(L.negLo),
-    ]);
-    st.push([
-      ...get(L.neg),
-      ...get(L.l),
-      ...get(splat.logC as number),
-      ...op.f64x2Gt(),
-      ...op.v128And(),
-      ...set(L.negC),
-    ]);
-    st.push([
-      ...get(L.a),
-      ...ZERO_F64X2,
-      ...op.f64x2Gt(),
-      ...get(L.l),
-      ...get(splat.logHi as number),
-      ...op.f64x2Gt(),
-      ...op.v128And(),
-      ...set(L.posHi),
-    ]);
-    // −ratio: the (negated) bound of the lane's region, else −exp (the table holds −2^(k/32),
-    // and −T·p = −(T·p) exactly); the regions are disjoint, so the bounds merge by `or`.
-    // `keep` selects −exp in valid lanes outside the regions: masked lanes get +0.
-    st.push([...get(L.negLo), ...get(L.posHi), ...op.v128Or(), ...set(L.clipM)]);
-    st.push([
-      ...get(L.valid),
-      ...get(L.clipM),
-      ...get(L.negC),
-      ...op.v128Or(),
-      ...op.v128AndNot(),
-      ...set(L.keep),
-    ]);
-    st.push([
-      ...get(splat.lo as number),
-      ...get(L.negLo),
-      ...op.v128And(),
-      ...get(splat.c as number),
-      ...get(L.negC),
-      ...op.v128And(),
-      ...op.v128Or(),
-      ...get(splat.hi as number),
-      ...get(L.posHi),
-      ...op.v128And(),
-      ...op.v128Or(),
-      ...set(L.bnd),
-    ]);
-    // loss = A·(−ratio), the bits of −A·ratio; +0·+0 = +0 in masked lanes (an IS weight there
-    // may not be finite, hence the mask after × w)
-    const lossSt = [
-      ...get(L.a),
-      ...get(L.ratio),
-      ...get(L.keep),
-      ...op.v128And(),
-      ...get(L.bnd),
-      ...op.v128Or(),
-      ...op.f64x2Mul(),
+  function lanes(n: 1 | 2, off: number, L: LaneLocals): Stmt[] {
+    const loadF64 = (base: Local<'i32'>) => f64x2.promote_low_f32x4(load(base, n, off));
+    /** The two lanes' (or the one lane's) contributions to a running scalar sum, in index order. */
+    const addLanes = (op: typeof f64.add, acc: Expr<'f64'>, x: Local<'v128'>) => {
+      const first = op(acc, f64x2.extract_lane(get(x), 0));
+      return n === 2 ? op(first, f64x2.extract_lane(get(x), 1)) : first;
+    };
+    // finiteness: chk sums d (and, where padding is checked, a and w) and ends as chk − chk, NaN
+    // exactly when a summand was not finite: the summands come from float32, so the float64 sum of
+    // any chunk stays far from overflow. a or w under mask 1 show in the row's loss sum (per row).
+    const loadW = weights && !padCheck ? [set(L.wv, loadF64(wP))] : [];
+    let checked = padCheck ? f64x2.add(get(L.d), get(L.a)) : v128.and(get(L.d), get(L.valid));
+    if (padCheck && weights) checked = f64x2.add(checked, tee(L.wv, loadF64(wP)));
+    /** `x·w` in valid lanes, +0 in masked ones (a weight there may not be finite); without weights `x`. */
+    const weighted = (x: Expr<'v128'>) => (weights ? v128.and(f64x2.mul(x, get(L.wv)), get(L.valid)) : x);
+    /** Address of entry `lane` (0 or 2: the low i32 of each f64 lane of t) of the negated 2^(k/32) table. */
+    const table = (lane: number) =>
+      i32.add(get(tableP), i32.shl(i32x4.extract_lane(get(L.t), lane), i32.const(3)));
+    const out = i32.add(get(outP), get(p));
+    const demoted = f32x4.demote_f64x2_zero(get(L.loss));
+    return [
+      set(L.a, loadF64(advP)),
+      set(L.d, f64x2.sub(loadF64(lpP), loadF64(oldP))),
+      // l = min(max(d, −L), L); the pseudo-min/max are the same for any d but NaN (which they send
+      // to −L, keeping the exp table index in range; a NaN d always ends in the slow path)
+      set(L.l, f64x2.pmin(get(splat.L), f64x2.pmax(get(negL), get(L.d)))),
+      ...loadW,
+      set(chk, f64x2.add(checked, get(chk))),
+      // fastExp(l): k = round(32·l/ln2) via the 1.5·2^52 shift, r = l − k·HI − k·LO,
+      // p = 1 + r + r2·(1/2 + r/6 + r2·(1/24 + r/120)), exp = 2^(k/32)·p
+      set(L.k, f64x2.sub(tee(L.t, f64x2.add(f64x2.mul(get(L.l), K.invStep), K.round)), K.round)),
+      set(
+        L.r2,
+        f64x2.mul(
+          tee(
+            L.r,
+            f64x2.sub(f64x2.sub(get(L.l), f64x2.mul(get(L.k), K.stepHi)), f64x2.mul(get(L.k), K.stepLo)),
+          ),
+          get(L.r),
+        ),
+      ),
+      // k := −2^(k/32) from the negated table, lane by lane: the low 32 bits of t = k + 1.5·2^52 are k
+      seq(set(L.k, v128.load64_zero(table(0))), set(L.k, v128.load64_lane(table(2), get(L.k), 1))),
+      set(
+        L.ratio,
+        f64x2.mul(
+          f64x2.add(
+            f64x2.add(K.one, get(L.r)),
+            f64x2.mul(
+              get(L.r2),
+              f64x2.add(
+                f64x2.add(K.c2, f64x2.mul(get(L.r), K.c6)),
+                f64x2.mul(get(L.r2), f64x2.add(K.c24, f64x2.mul(get(L.r), K.c120))),
+              ),
+            ),
+          ),
+          get(L.k),
+        ),
+      ),
+      // regions of valid tokens: A < 0 → l below log lo (clip), or above log c (lower; the two
+      // tests exclude each other since log lo <= 0 < log c); A > 0 → l above log hi (clip);
+      // elsewhere the exp (A = 0 gives the same ±0 loss with any positive ratio); A is +0 in
+      // masked lanes, so they fall in no region
+      set(L.neg, f64x2.lt(tee(L.a, v128.and(get(L.a), get(L.valid))), K.zero)),
+      set(L.negLo, v128.and(get(L.neg), f64x2.lt(get(L.l), get(splat.logLo)))),
+      set(L.negC, v128.and(get(L.neg), f64x2.gt(get(L.l), get(splat.logC)))),
+      set(L.posHi, v128.and(f64x2.gt(get(L.a), K.zero), f64x2.gt(get(L.l), get(splat.logHi)))),
+      // −ratio: the (negated) bound of the lane's region, else −exp (the table holds −2^(k/32),
+      // and −T·p = −(T·p) exactly); the regions are disjoint, so the bounds merge by `or`.
+      // `keep` selects −exp in valid lanes outside the regions: masked lanes get +0.
+      set(L.clipM, v128.or(get(L.negLo), get(L.posHi))),
+      set(L.keep, v128.andnot(get(L.valid), v128.or(get(L.clipM), get(L.negC)))),
+      set(
+        L.bnd,
+        v128.or(
+          v128.or(v128.and(get(splat.lo), get(L.negLo)), v128.and(get(splat.c), get(L.negC))),
+          v128.and(get(splat.hi), get(L.posHi)),
+        ),
+      ),
+      // loss = A·(−ratio), the bits of −A·ratio; +0·+0 = +0 in masked lanes
+      set(L.loss, weighted(f64x2.mul(get(L.a), v128.or(v128.and(get(L.ratio), get(L.keep)), get(L.bnd))))),
+      n === 2 ? v128.store64_lane(out, demoted, 0, off) : v128.store32_lane(out, demoted, 0, off),
+      // running sums, one token at a time in index order
+      set(sum, addLanes(f64.add, get(sum), L.loss)),
+      seq(set(L.l, v128.and(get(L.l), get(L.valid))), set(kl, addLanes(f64.sub, get(kl), L.l))),
+      // counts: a true lane is −1 as an integer
+      set(nAcc, i64x2.sub(get(nAcc), get(L.valid))),
+      set(clipAcc, i64x2.sub(get(clipAcc), get(L.clipM))),
+      set(lowerAcc, i64x2.sub(get(lowerAcc), get(L.negC))),
     ];
-    if (hasW) lossSt.push(...get(L.wv), ...op.f64x2Mul(), ...get(L.valid), ...op.v128And());
-    st.push([...lossSt, ...set(L.loss)]);
-    st.push([
-      ...get(outP),
-      ...get(p),
-      ...op.i32Add(),
-      ...get(L.loss),
-      ...op.f32x4DemoteF64x2Zero(),
-      ...(n === 2 ? op.v128Store64Lane(0, off) : op.v128Store32Lane(0, off)),
-    ]);
-    // running sums, one token at a time in index order
-    const sumSt = [...get(sum), ...get(L.loss), ...op.f64x2ExtractLane(0), ...op.f64Add()];
-    if (n === 2) sumSt.push(...get(L.loss), ...op.f64x2ExtractLane(1), ...op.f64Add());
-    st.push([...sumSt, ...set(sum)]);
-    const klSt = [...get(L.l), ...get(L.valid), ...op.v128And(), ...set(L.l)];
-    klSt.push(...get(kl), ...get(L.l), ...op.f64x2ExtractLane(0), ...op.f64Sub());
-    if (n === 2) klSt.push(...get(L.l), ...op.f64x2ExtractLane(1), ...op.f64Sub());
-    st.push([...klSt, ...set(kl)]);
-    // counts: a true lane is −1 as an integer
-    st.push([...get(nAcc), ...get(L.valid), ...op.i64x2Sub(), ...set(nAcc)]);
-    st.push([...get(clipAcc), ...get(L.clipM), ...op.i64x2Sub(), ...set(clipAcc)]);
-    st.push([...get(lowerAcc), ...get(L.negC), ...op.i64x2Sub(), ...set(lowerAcc)]);
-    return st;
   }
 
   /**
-   * chkTail += the sum of x − x over the float32 lanes that `load(base, offset)` reads, for
-   * `vectors` byte offsets 16 apart: summed as a tree first, so that the running sum is not a chain
-   * of one addition per load.
+   * `n` tokens (4, 2 or 1) from `i`. A group of four runs as two f64x2 whose statements are
+   * interleaved: the exp is a long dependency chain, and two independent chains side by side keep
+   * the core busy where one would leave it waiting.
    */
-  const tailCheck = (load: (base: number, offset: number) => number[], vectors: number) => {
-    const arrays = hasW ? [lpP, oldP, advP, wP] : [lpP, oldP, advP];
-    const terms: number[][] = [];
-    for (let j = 0; j < vectors; j++) {
-      for (const base of arrays) terms.push([...load(base, 16 * j), ...tee(m), ...get(m), ...op.f32x4Sub()]);
-    }
-    while (terms.length > 1) {
-      const next: number[][] = [];
-      for (let j = 0; j + 1 < terms.length; j += 2)
-        next.push([...(terms[j] as number[]), ...(terms[j + 1] as number[]), ...op.f32x4Add()]);
-      if (terms.length % 2) next.push(terms[terms.length - 1] as number[]);
-      terms.splice(0, terms.length, ...next);
-    }
-    return [...get(chkTail), ...(terms[0] as number[]), ...op.f32x4Add(), ...set(chkTail)];
+  const token = (n: 1 | 2 | 4): Stmt => {
+    const head = [
+      set(p, i32.shl(get(i), i32.const(2))),
+      // mask: valid where m != 0; a valid entry other than 1 is a bad mask value
+      maskTests(load(maskP, n), m, valid4, K.zeroF32, K.oneF32, bad),
+      set(h0.valid, i64x2.extend_low_i32x4_s(get(valid4))),
+    ];
+    if (n !== 4) return seq(...head, ...lanes(n, 0, h0), inc(i, n));
+    const s0 = lanes(2, 0, h0);
+    const s1 = lanes(2, 8, h1);
+    return seq(
+      ...head,
+      set(h1.valid, i64x2.extend_high_i32x4_s(get(valid4))),
+      ...s0.flatMap((st, j) => [st, s1[j] as Stmt]),
+      inc(i, n),
+    );
   };
 
-  const row = rowHeader(b, rows, cols, start, rowEnd, end);
-  const body: number[] = [];
-  for (const n of boundNames) {
-    // the ratio bounds negated, as the exp table (see `token`)
-    const neg = n === 'lo' || n === 'hi' || n === 'c' ? op.f64x2Neg() : [];
-    body.push(...get(bound[n]), ...op.f64x2Splat(), ...neg, ...set(splat[n] as number));
-  }
-  body.push(...f64x2(0), ...get(bound.L), ...op.f64x2Splat(), ...op.f64x2Sub(), ...set(negL));
-  const rowBody: number[] = [
-    ...row.head,
-    ...trimPadding(maskP, start, end, ZERO_F32X4),
-    // zero the tail of out
-    ...at(outP, get(end)),
-    ...op.i32Const(0),
-    ...get(rowEnd),
-    ...get(end),
-    ...op.i32Sub(),
-    ...op.i32Const(2),
-    ...op.i32Shl(),
-    ...op.memoryFill(),
-  ];
-  if (padCheck) {
-    rowBody.push(
-      ...get(end),
-      ...set(i),
-      ...until(
-        [...get(i), ...op.i32Const(16), ...op.i32Add(), ...get(rowEnd), ...op.i32GtS()],
-        [...tailCheck((base, o) => [...at(base, get(i)), ...op.v128Load(o)], 4), ...inc(i, 16)],
-      ),
-      ...until(
-        [...get(i), ...op.i32Const(4), ...op.i32Add(), ...get(rowEnd), ...op.i32GtS()],
-        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load()], 1), ...inc(i, 4)],
-      ),
-      ...until(
-        [...get(i), ...get(rowEnd), ...op.i32GeS()],
-        [...tailCheck((base) => [...at(base, get(i)), ...op.v128Load32Zero()], 1), ...inc(i, 1)],
-      ),
-    );
-  }
-  rowBody.push(
-    // the valid span [start, end): groups of four, then a pair, then a single token
-    ...get(start),
-    ...set(i),
-    ...op.f64Const(0),
-    ...set(sum),
-    ...ZERO_F64X2, // all-zero bits: integer 0 too
-    ...set(nAcc),
-    ...until([...get(i), ...op.i32Const(4), ...op.i32Add(), ...get(end), ...op.i32GtS()], token(4)),
-    ...get(i),
-    ...op.i32Const(2),
-    ...op.i32Add(),
-    ...get(end),
-    ...op.i32LeS(),
-    ...op.if(),
-    ...token(2),
-    ...op.end(),
-    ...get(i),
-    ...get(end),
-    ...op.i32LtS(),
-    ...op.if(),
-    ...token(1),
-    ...op.end(),
-    // per-row outputs
-    ...addrOf(rowSumP, get(b), 3),
-    ...get(sum),
-    ...op.f64Store(),
-    ...addrOf(rowCountP, get(b), 3),
-    ...i64x2Total(nAcc),
-    ...op.f64ConvertI64S(),
-    ...op.f64Store(),
-    // a non-finite advantage or IS weight under mask 1 makes the row's loss sum non-finite
-    ...get(chkS),
-    ...get(sum),
-    ...get(sum),
-    ...op.f64Sub(),
-    ...op.f64Add(),
-    ...set(chkS),
-    ...inc(b, 1),
-  );
-  body.push(
-    ...until(row.exit, rowBody),
-    // chunk outputs
-    ...get(chk),
-    ...get(chk),
-    ...op.f64x2Sub(),
-    ...set(chk),
-    ...get(resP),
-    ...get(kl),
-    ...op.f64Store(0),
-    ...get(resP),
-    ...i64x2Total(clipAcc),
-    ...op.f64ConvertI64S(),
-    ...op.f64Store(8),
-    ...get(resP),
-    ...i64x2Total(lowerAcc),
-    ...op.f64ConvertI64S(),
-    ...op.f64Store(16),
-    ...get(resP),
-    ...get(chk),
-    ...op.f64x2ExtractLane(0),
-    ...get(chk),
-    ...op.f64x2ExtractLane(1),
-    ...op.f64Add(),
-    ...get(chkS),
-    ...op.f64Add(),
-    ...op.f64Store(24),
-    ...get(resP),
-    ...get(chkTail),
-    ...op.v128Store(32),
-    ...get(resP),
-    ...get(bad),
-    ...op.v128Store(48),
-  );
-  const init: number[] = [];
-  for (const c of consts.values()) init.push(...c.init, ...set(c.local));
-  body.unshift(...init);
-  return {
-    name: `vanilla${padCheck ? '_pad' : ''}${hasW ? '_w' : ''}`,
-    params: v.params,
-    results: [],
-    locals: v.extra,
-    body,
+  /**
+   * chkTail += the sum of x − x over the float32 lanes of every input array that `load(base,
+   * offset)` reads, for `vectors` byte offsets 16 apart: summed as a tree first, so that the running
+   * sum is not a chain of one addition per load.
+   */
+  const tailCheck = (load: (base: Local<'i32'>, offset: number) => Expr<'v128'>, vectors: number) => {
+    const arrays = weights ? [lpP, oldP, advP, wP] : [lpP, oldP, advP];
+    let terms: Expr<'v128'>[] = [];
+    for (let j = 0; j < vectors; j++)
+      for (const base of arrays) terms.push(f32x4.sub(tee(m, load(base, 16 * j)), get(m)));
+    while (terms.length > 1) {
+      const next: Expr<'v128'>[] = [];
+      for (let j = 0; j + 1 < terms.length; j += 2)
+        next.push(f32x4.add(terms[j] as Expr<'v128'>, terms[j + 1] as Expr<'v128'>));
+      if (terms.length % 2) next.push(terms[terms.length - 1] as Expr<'v128'>);
+      terms = next;
+    }
+    return set(chkTail, f32x4.add(get(chkTail), terms[0] as Expr<'v128'>));
   };
+
+  /** Padding [end, rowEnd): tail-checked 16 entries a step, then 4, then 1. */
+  const paddingCheck = [
+    set(i, get(end)),
+    ...[16, 4].map((w) =>
+      until(
+        i32.gt_s(i32.add(get(i), i32.const(w)), get(rowEnd)),
+        tailCheck((base, offset) => v128.load(at(base, get(i)), offset), w / 4),
+        inc(i, w),
+      ),
+    ),
+    until(
+      i32.ge_s(get(i), get(rowEnd)),
+      tailCheck((base) => v128.load32_zero(at(base, get(i))), 1),
+      inc(i, 1),
+    ),
+  ];
+
+  const row = rowHeader(b, rows, cols, start, rowEnd, end);
+  const rowBody = [
+    row.head,
+    trimPadding(maskP, start, end, K.zeroF32),
+    // zero the tail of out
+    memory.fill(at(outP, get(end)), i32.const(0), i32.shl(i32.sub(get(rowEnd), get(end)), i32.const(2))),
+    ...(padCheck ? paddingCheck : []),
+    // the valid span [start, end): groups of four, then a pair, then a single token
+    set(i, get(start)),
+    set(sum, f64.const(0)),
+    set(nAcc, K.zero), // all-zero bits: integer 0 too
+    until(i32.gt_s(i32.add(get(i), i32.const(4)), get(end)), token(4)),
+    control.if(i32.le_s(i32.add(get(i), i32.const(2)), get(end)), token(2)),
+    control.if(i32.lt_s(get(i), get(end)), token(1)),
+    // per-row outputs
+    f64.store(addrOf(rowSumP, get(b), 3), get(sum)),
+    f64.store(addrOf(rowCountP, get(b), 3), f64.convert_i64_s(i64x2Total(nAcc))),
+    // a non-finite advantage or IS weight under mask 1 makes the row's loss sum non-finite
+    set(chkS, f64.add(get(chkS), f64.sub(get(sum), get(sum)))),
+    inc(b, 1),
+  ];
+  const body = [
+    ...constInits,
+    ...BOUND_NAMES.map((n) => {
+      const both = f64x2.splat(get(bound[n]));
+      return set(splat[n], n === 'lo' || n === 'hi' || n === 'c' ? f64x2.neg(both) : both);
+    }),
+    set(negL, f64x2.sub(K.zero, f64x2.splat(get(bound.L)))),
+    until(row.exit, ...rowBody),
+    // chunk outputs
+    set(chk, f64x2.sub(get(chk), get(chk))),
+    f64.store(get(resP), get(kl), 0),
+    f64.store(get(resP), f64.convert_i64_s(i64x2Total(clipAcc)), 8),
+    f64.store(get(resP), f64.convert_i64_s(i64x2Total(lowerAcc)), 16),
+    f64.store(
+      get(resP),
+      f64.add(f64.add(f64x2.extract_lane(get(chk), 0), f64x2.extract_lane(get(chk), 1)), get(chkS)),
+      24,
+    ),
+    v128.store(get(resP), get(chkTail), 32),
+    v128.store(get(resP), get(bad), 48),
+  ];
+  return funcDef(name, v, body);
 }
 
 /**
@@ -683,184 +476,103 @@ function vanillaFunction(padCheck: boolean, hasW: boolean) {
  * without `padCheck` (token-mean) the right-padding tail of mask zeros is not read. Writes per-row
  * sums and valid counts (float64) and, at `res + 48`, non-zero lanes where a mask entry was neither 0
  * nor 1.
- *
- * Why one long function: as {@link vanillaFunction}, it emits one WebAssembly function whose
- * pieces share its locals.
  */
 function aggFunction() {
   const v = new Locals();
-  const rows = v.param('rows', I32);
-  const cols = v.param('cols', I32);
-  const xP = v.param('x', I32);
-  const maskP = v.param('mask', I32);
-  const rowSumP = v.param('rowSum', I32);
-  const rowCountP = v.param('rowCount', I32);
-  const resP = v.param('res', I32);
-  const padCheck = v.param('padCheck', I32);
-  const b = v.local('b', I32);
-  const start = v.local('start', I32);
-  const end = v.local('end', I32);
-  const rowEnd = v.local('rowEnd', I32);
-  const p = v.local('p', I32);
-  const n = v.local('n', I32);
-  const s0 = v.local('s0', F64);
-  const mS = v.local('mS', F32);
-  const s01 = v.local('s01', V128);
-  const s23 = v.local('s23', V128);
-  const mv = v.local('mv', V128);
-  const nz = v.local('nz', V128);
-  const nAcc = v.local('nAcc', V128);
-  const bad = v.local('bad', V128);
-  const zero = v.local('zero', V128);
-  const one = v.local('one', V128);
-  const addr = (base: number, off = 0) => [
-    ...get(base),
-    ...get(p),
-    ...op.i32Add(),
-    ...(off ? [...op.i32Const(off), ...op.i32Add()] : []),
-  ];
-  const byteIndex = (x: number) => [...get(x), ...op.i32Const(2), ...op.i32Shl()];
-  const lane = (x: number, j: number) => [...get(x), ...op.f64x2ExtractLane(j)];
+  const rows = v.param('rows', 'i32');
+  const cols = v.param('cols', 'i32');
+  const xP = v.param('x', 'i32');
+  const maskP = v.param('mask', 'i32');
+  const rowSumP = v.param('rowSum', 'i32');
+  const rowCountP = v.param('rowCount', 'i32');
+  const resP = v.param('res', 'i32');
+  const padCheck = v.param('padCheck', 'i32');
+  const b = v.local('b', 'i32');
+  const start = v.local('start', 'i32');
+  const end = v.local('end', 'i32');
+  const rowEnd = v.local('rowEnd', 'i32');
+  const p = v.local('p', 'i32');
+  const n = v.local('n', 'i32');
+  const s0 = v.local('s0', 'f64');
+  const mS = v.local('mS', 'f32');
+  const s01 = v.local('s01', 'v128');
+  const s23 = v.local('s23', 'v128');
+  const mv = v.local('mv', 'v128');
+  const nz = v.local('nz', 'v128');
+  const nAcc = v.local('nAcc', 'v128');
+  const bad = v.local('bad', 'v128');
+  const zero = v.local('zero', 'v128');
+  const one = v.local('one', 'v128');
+  /** Byte address `base + p (+ off)`. */
+  const addr = (base: Local<'i32'>, off = 0) => {
+    const a = i32.add(get(base), get(p));
+    return off ? i32.add(a, i32.const(off)) : a;
+  };
+  const byteIndex = (x: Local<'i32'>) => i32.shl(get(x), i32.const(2));
+  const lane = (x: Local<'v128'>, j: number) => f64x2.extract_lane(get(x), j);
+  /** Two float32 entries of `base` at byte `p + off` as float64 lanes. */
+  const pair = (base: Local<'i32'>, off: number) =>
+    f64x2.promote_low_f32x4(v128.load64_zero(addr(base, off)));
+  const nonZero = f32.ne(get(mS), f32.const(0));
   const row = rowHeader(b, rows, cols, start, rowEnd, end);
-  const rowBody: number[] = [
-    ...row.head,
-    // token-mean: skip the tail of mask zeros (4 at a time, then 1 at a time), as aggRows does
-    ...get(padCheck),
-    ...op.i32Eqz(),
-    ...op.if(),
-    ...trimPadding(maskP, start, end, get(zero)),
-    ...op.end(),
+  const rowBody = [
+    row.head,
+    // token-mean: skip the tail of mask zeros (16, then 4, then 1 at a time), as aggRows does
+    control.if(i32.eqz(get(padCheck)), trimPadding(maskP, start, end, get(zero))),
     // groups of four from the row start
-    ...byteIndex(start),
-    ...set(p),
-    ...byteIndex(end),
-    ...set(end), // end in bytes from here on
-    ...get(zero),
-    ...tee(s01),
-    ...tee(s23),
-    ...set(nAcc),
-    ...op.i32Const(0),
-    ...set(n),
-    ...until(
-      [...get(p), ...op.i32Const(16), ...op.i32Add(), ...get(end), ...op.i32GtS()],
-      [
-        ...get(s01),
-        ...addr(xP),
-        ...op.v128Load64Zero(),
-        ...op.f64x2PromoteLowF32x4(),
-        ...addr(maskP),
-        ...op.v128Load64Zero(),
-        ...op.f64x2PromoteLowF32x4(),
-        ...op.f64x2Mul(),
-        ...op.f64x2Add(),
-        ...set(s01),
-        ...get(s23),
-        ...addr(xP, 8),
-        ...op.v128Load64Zero(),
-        ...op.f64x2PromoteLowF32x4(),
-        ...addr(maskP, 8),
-        ...op.v128Load64Zero(),
-        ...op.f64x2PromoteLowF32x4(),
-        ...op.f64x2Mul(),
-        ...op.f64x2Add(),
-        ...set(s23),
-        ...maskTests([...addr(maskP), ...op.v128Load()], mv, nz, get(zero), get(one), bad),
-        ...get(nAcc),
-        ...get(nz),
-        ...op.i32x4Sub(),
-        ...set(nAcc),
-        ...inc(p, 16),
-      ],
+    set(p, byteIndex(start)),
+    set(end, byteIndex(end)), // end in bytes from here on
+    set(nAcc, tee(s23, tee(s01, get(zero)))),
+    set(n, i32.const(0)),
+    until(
+      i32.gt_s(i32.add(get(p), i32.const(16)), get(end)),
+      ...(
+        [
+          [s01, 0],
+          [s23, 8],
+        ] as const
+      ).map(([s, off]) => set(s, f64x2.add(get(s), f64x2.mul(pair(xP, off), pair(maskP, off))))),
+      maskTests(v128.load(addr(maskP)), mv, nz, get(zero), get(one), bad),
+      set(nAcc, i32x4.sub(get(nAcc), get(nz))),
+      inc(p, 16),
     ),
     // the last < 4 tokens into s0
-    ...lane(s01, 0),
-    ...set(s0),
-    ...until(
-      [...get(p), ...get(end), ...op.i32GeS()],
-      [
-        ...addr(maskP),
-        ...op.f32Load(),
-        ...set(mS),
-        ...get(s0),
-        ...addr(xP),
-        ...op.f32Load(),
-        ...op.f64PromoteF32(),
-        ...get(mS),
-        ...op.f64PromoteF32(),
-        ...op.f64Mul(),
-        ...op.f64Add(),
-        ...set(s0),
-        ...get(mS),
-        ...op.f32Const(0),
-        ...op.f32Ne(),
-        ...get(n),
-        ...op.i32Add(),
-        ...set(n),
-        ...get(bad),
-        ...get(mS),
-        ...op.f32Const(0),
-        ...op.f32Ne(),
-        ...get(mS),
-        ...op.f32Const(1),
-        ...op.f32Ne(),
-        ...op.i32And(),
-        ...op.i32x4ReplaceLane(0),
-        ...get(bad),
-        ...op.v128Or(),
-        ...set(bad),
-        ...inc(p, 4),
-      ],
+    set(s0, lane(s01, 0)),
+    until(
+      i32.ge_s(get(p), get(end)),
+      set(mS, f32.load(addr(maskP))),
+      set(s0, f64.add(get(s0), f64.mul(f64.promote_f32(f32.load(addr(xP))), f64.promote_f32(get(mS))))),
+      set(n, i32.add(nonZero, get(n))),
+      set(
+        bad,
+        v128.or(i32x4.replace_lane(get(bad), i32.and(nonZero, f32.ne(get(mS), f32.const(1))), 0), get(bad)),
+      ),
+      inc(p, 4),
     ),
     // row outputs: sum = s0 + s1 + (s2 + s3), count
-    ...addrOf(rowSumP, get(b), 3),
-    ...get(s0),
-    ...lane(s01, 1),
-    ...op.f64Add(),
-    ...lane(s23, 0),
-    ...lane(s23, 1),
-    ...op.f64Add(),
-    ...op.f64Add(),
-    ...op.f64Store(),
-    ...addrOf(rowCountP, get(b), 3),
-    ...get(n),
-    ...get(nAcc),
-    ...op.i32x4ExtractLane(0),
-    ...op.i32Add(),
-    ...get(nAcc),
-    ...op.i32x4ExtractLane(1),
-    ...op.i32Add(),
-    ...get(nAcc),
-    ...op.i32x4ExtractLane(2),
-    ...op.i32Add(),
-    ...get(nAcc),
-    ...op.i32x4ExtractLane(3),
-    ...op.i32Add(),
-    ...op.f64ConvertI32S(),
-    ...op.f64Store(),
-    ...inc(b, 1),
+    f64.store(
+      addrOf(rowSumP, get(b), 3),
+      f64.add(f64.add(get(s0), lane(s01, 1)), f64.add(lane(s23, 0), lane(s23, 1))),
+    ),
+    f64.store(
+      addrOf(rowCountP, get(b), 3),
+      f64.convert_i32_s(
+        [0, 1, 2, 3].reduce((total, j) => i32.add(total, i32x4.extract_lane(get(nAcc), j)), get(n)),
+      ),
+    ),
+    inc(b, 1),
   ];
-  const body: number[] = [
-    ...f32x4Const(0),
-    ...set(zero),
-    ...f32x4Const(1),
-    ...set(one),
-    ...until(row.exit, rowBody),
-    ...get(resP),
-    ...get(bad),
-    ...op.v128Store(48),
-  ];
-  return { name: 'agg', params: v.params, results: [], locals: v.extra, body };
+  return funcDef('agg', v, [
+    set(zero, f32x4.const(0)),
+    set(one, f32x4.const(1)),
+    until(row.exit, ...rowBody),
+    v128.store(get(resP), get(bad), 48),
+  ]);
 }
 
-/** The module's bytes: the vanilla pass in four variants (padding check on/off × IS weights on/off), and agg. */
+/** The module's bytes: the vanilla pass in its four variants ({@link VANILLA_VARIANTS}), and agg. */
 export function lossSimdModule(): Uint8Array {
-  return assembleModule(1, [
-    vanillaFunction(false, false),
-    vanillaFunction(false, true),
-    vanillaFunction(true, false),
-    vanillaFunction(true, true),
-    aggFunction(),
-  ]);
+  return assembleModule(1, [...VANILLA_VARIANTS.map(vanillaFunction), aggFunction()]);
 }
 
 type VanillaFn = (...args: number[]) => void;
@@ -910,7 +622,7 @@ export class LossSimdKernel {
     this.memory = new api.Memory({ initial: 1 });
     const instance = new api.Instance(module, { env: { memory: this.memory } });
     const e = instance.exports as Record<string, VanillaFn>;
-    this.fns = [e.vanilla, e.vanilla_w, e.vanilla_pad, e.vanilla_pad_w] as VanillaFn[];
+    this.fns = VANILLA_VARIANTS.map((x) => e[x.name] as VanillaFn);
     this.agg = e.agg as VanillaFn;
     this.reserve(16384, 16384);
   }
@@ -984,7 +696,7 @@ export class LossSimdKernel {
     s.mask.set(mask.subarray(from, to));
     if (w !== null) s.w.set(w.subarray(from, to));
     const o = s.offsets;
-    const fn = this.fns[(padCheck ? 2 : 0) + (w !== null ? 1 : 0)] as VanillaFn;
+    const fn = this.fns[(padCheck ? 2 : 0) + (w !== null ? 1 : 0)] as VanillaFn; // VANILLA_VARIANTS' order
     fn(
       rows,
       cols,

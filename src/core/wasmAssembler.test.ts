@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import {
   assembleModule,
+  control,
   F64,
+  f64,
+  f64x2,
   f64x2Const,
+  funcDef,
   I32,
   I64,
+  i32,
+  Locals,
+  local,
   op,
   sleb,
   uleb,
   V128,
+  v128,
   type WasmApi,
   wasmApi,
 } from './wasmAssembler.js';
@@ -118,5 +126,92 @@ describe('wasmAssembler', () => {
     const high = [...i32x4([7, 8, -1, 5]), ...op.i64x2ExtendHighI32x4S()];
     expect(compile([], I64, [...high, ...op.i64x2ExtractLane(0)]).f()).toBe(-1n);
     expect(compile([], I64, [...high, ...op.i64x2ExtractLane(1)]).f()).toBe(5n);
+  });
+
+  it('folded expressions assemble to the flat opcode list they spell, and run', () => {
+    // (x + y) · splat(c), lane 1, stored at address 8: the flat list in stack order, then folded
+    const flat = [
+      ...op.i32Const(8),
+      ...op.get(0),
+      ...op.get(1),
+      ...op.f64x2Add(),
+      ...op.get(2),
+      ...op.f64x2Splat(),
+      ...op.f64x2Mul(),
+      ...op.f64x2ExtractLane(1),
+      ...op.f64Store(),
+    ];
+    const v = new Locals();
+    const x = v.param('x', 'v128');
+    const y = v.param('y', 'v128');
+    const c = v.param('c', 'f64');
+    const product = f64x2.mul(f64x2.add(local.get(x), local.get(y)), f64x2.splat(local.get(c)));
+    const store = f64.store(i32.const(8), f64x2.extract_lane(product, 1));
+    expect(store.code).toEqual(flat);
+    expect(store.type).toBe('none');
+    expect(product.type).toBe('v128');
+    // locals: params first, then extra locals numbered after them
+    const t = v.local('t', 'f64');
+    expect([x.index, y.index, c.index, t.index]).toEqual([0, 1, 2, 3]);
+    expect(v.params).toEqual([V128, V128, F64]);
+    expect(v.extra).toEqual([F64]);
+    expect(local.tee(t, local.get(c)).code).toEqual([...op.get(2), ...op.tee(3)]);
+
+    // the loop of the scalar test above, folded, gives the same bytes and the same answer
+    const s = new Locals();
+    const n = s.param('n', 'i32');
+    const acc = s.local('acc', 'i32');
+    const loopBody = control.block(
+      control.loop(
+        control.br_if(1, i32.eqz(local.get(n))),
+        local.set(acc, i32.add(local.get(acc), local.get(n))),
+        local.set(n, i32.sub(local.get(n), i32.const(1))),
+        control.br(0),
+      ),
+    );
+    const def = funcDef('f', s, [loopBody]);
+    expect(def.body).toEqual([
+      ...op.block(),
+      ...op.loop(),
+      ...op.get(0),
+      ...op.i32Eqz(),
+      ...op.brIf(1),
+      ...op.get(1),
+      ...op.get(0),
+      ...op.i32Add(),
+      ...op.set(1),
+      ...op.get(0),
+      ...op.i32Const(1),
+      ...op.i32Sub(),
+      ...op.set(0),
+      ...op.br(0),
+      ...op.end(),
+      ...op.end(),
+    ]);
+    const { f } = compile([I32], I32, [...def.body, ...op.get(1)], [I32]);
+    expect(f(100)).toBe(5050);
+    // memory offsets and lanes are immediates after the operands: v128.store offset=16
+    const stored = compile([], I32, [
+      ...v128.store(i32.const(0), f64x2.const(2.5), 16).code,
+      ...op.i32Const(0),
+    ]);
+    stored.f();
+    expect(new Float64Array(stored.memory.buffer, 16, 2)).toEqual(Float64Array.of(2.5, 2.5));
+  });
+
+  it('folded expressions are typed: a wrong operand type does not compile', () => {
+    const v = new Locals();
+    const a = v.param('a', 'i32');
+    const d = v.local('d', 'f64');
+    // each line below is a type error (tsc checks these comments: an unneeded one fails the build)
+    // @ts-expect-error an f64 is not an i32 operand
+    i32.add(local.get(a), local.get(d));
+    // @ts-expect-error an i32 cannot be set into an f64 local
+    local.set(d, local.get(a));
+    // @ts-expect-error f64x2 arithmetic takes v128 operands
+    f64x2.mul(local.get(d), local.get(d));
+    // @ts-expect-error a statement is not a value
+    f64.add(local.set(d, f64.const(1)), local.get(d));
+    expect(f64.add(local.get(d), f64.const(1)).type).toBe('f64');
   });
 });

@@ -1,9 +1,11 @@
 /**
  * A minimal WebAssembly binary writer (internal): enough of the format (types, one imported memory,
  * exported functions, locals, structured control, scalar and SIMD instructions) to assemble the
- * lab's SIMD kernels from their TypeScript source at first use. The kernels ship as source, not as
- * a binary: nothing is downloaded or prebuilt, and a fresh clone assembles the same bytes (the
- * writer is deterministic; wasmAssembler.test.ts pins encodings against the specification's tables).
+ * lab's SIMD kernels from their TypeScript source at first use, and a typed folded-expression layer
+ * over it (`f64x2.mul(local.get(x), f64x2.splat(local.get(c)))`) in which the kernels are written.
+ * The kernels ship as source, not as a binary: nothing is downloaded or prebuilt, and a fresh clone
+ * assembles the same bytes (the writer is deterministic; wasmAssembler.test.ts pins encodings
+ * against the specification's tables, lossSimd.bytes.test.ts the loss module's bytes).
  *
  * Encodings follow the WebAssembly core specification (its binary format chapter) and its fixed-width SIMD
  * chapter (prefix 0xFD, opcode as unsigned LEB128).
@@ -202,6 +204,275 @@ export const op = {
   /** `a < b ? b : a` per lane. */
   f64x2Pmax: () => simd(0xf7),
 } as const;
+
+/*
+ * Folded expressions: the text format's `(f64x2.mul (local.get $x) (f64x2.splat (local.get $c)))`
+ * written as `f64x2.mul(local.get(x), f64x2.splat(local.get(c)))`. Each builder takes its operands
+ * (themselves expressions) and returns their bytes followed by its own instruction's bytes, which is
+ * exactly the stack-machine order the binary format runs: a tree of builders reads like the formula
+ * and assembles to the same bytes as the flat opcode list. Builders carry the value type they leave
+ * on the stack, so TypeScript rejects an operand of the wrong type (an f64 where a v128 goes, a
+ * value set into a local of another type). Names are the text format's (`i32.lt_s`,
+ * `v128.load64_zero`); operands come in stack order, then immediates (a lane, then a memory offset
+ * in bytes). The encodings themselves are `op`'s.
+ */
+
+/** A value type by its text-format name. */
+export type WasmType = 'i32' | 'i64' | 'f32' | 'f64' | 'v128';
+
+/** The binary value type of each text-format name. */
+export const VALTYPE: Readonly<Record<WasmType, ValType>> = {
+  i32: I32,
+  i64: I64,
+  f32: F32,
+  f64: F64,
+  v128: V128,
+};
+
+/**
+ * An instruction with its operands folded in: `code` is its bytes in stack order; `type` is what it
+ * leaves on the stack (`none`: a statement).
+ */
+export interface Expr<T extends WasmType | 'none' = WasmType | 'none'> {
+  readonly type: T;
+  readonly code: readonly number[];
+  /** Appends `code` to `out`. */
+  emit(out: number[]): void;
+}
+
+/** An expression that leaves nothing on the stack. */
+export type Stmt = Expr<'none'>;
+
+/**
+ * An expression tree, flattened once when its code is asked for (building a tree that copied its
+ * operands' bytes at every level would copy each byte once per level above it).
+ */
+class Folded<T extends WasmType | 'none'> implements Expr<T> {
+  constructor(
+    readonly type: T,
+    private readonly parts: readonly (Expr | readonly number[])[],
+  ) {}
+  emit(out: number[]): void {
+    for (const part of this.parts) {
+      if (Array.isArray(part)) for (const byte of part as readonly number[]) out.push(byte);
+      else (part as Expr).emit(out);
+    }
+  }
+  get code(): number[] {
+    const out: number[] = [];
+    this.emit(out);
+    return out;
+  }
+}
+
+/** The operands' code (in order), then the instruction's bytes. */
+const fold = <T extends WasmType | 'none'>(
+  type: T,
+  operands: readonly Expr[],
+  instruction: number[],
+): Expr<T> => new Folded(type, [...operands, instruction]);
+
+/** A statement list as one statement (its code concatenated; interleaving treats it as a unit). */
+export const seq = (...stmts: Stmt[]): Stmt => fold('none', stmts, []);
+
+// `unary`/`binary` make an instruction builder from operand type (for TypeScript only), result type and encoding
+type Unary<A extends WasmType, R extends WasmType> = (a: Expr<A>) => Expr<R>;
+type Binary<A extends WasmType, R extends WasmType> = (a: Expr<A>, b: Expr<A>) => Expr<R>;
+const unary =
+  <A extends WasmType, R extends WasmType>(_a: A, r: R, instruction: () => number[]): Unary<A, R> =>
+  (a) =>
+    fold(r, [a], instruction());
+const binary =
+  <A extends WasmType, R extends WasmType>(_a: A, r: R, instruction: () => number[]): Binary<A, R> =>
+  (a, b) =>
+    fold(r, [a, b], instruction());
+
+/** A local (or parameter) of one function: its index and type. */
+export interface Local<T extends WasmType = WasmType> {
+  readonly name: string;
+  readonly index: number;
+  readonly type: T;
+}
+
+/** `local.get`, `local.set`, `local.tee`. */
+export const local = {
+  get: <T extends WasmType>(x: Local<T>): Expr<T> => fold(x.type, [], op.get(x.index)),
+  set: <T extends WasmType>(x: Local<T>, value: Expr<NoInfer<T>>): Stmt =>
+    fold('none', [value], op.set(x.index)),
+  tee: <T extends WasmType>(x: Local<T>, value: Expr<NoInfer<T>>): Expr<T> =>
+    fold(x.type, [value], op.tee(x.index)),
+};
+
+/**
+ * Named locals of one function, declared in order: every parameter first, then the extra locals
+ * (their declaration order is their index order, so it is part of the module's bytes).
+ */
+export class Locals {
+  readonly params: ValType[] = [];
+  readonly extra: ValType[] = [];
+  param<T extends WasmType>(name: string, type: T): Local<T> {
+    this.params.push(VALTYPE[type]);
+    return { name, index: this.params.length - 1, type };
+  }
+  local<T extends WasmType>(name: string, type: T): Local<T> {
+    this.extra.push(VALTYPE[type]);
+    return { name, index: this.params.length + this.extra.length - 1, type };
+  }
+}
+
+/** A function of no results whose locals are `locals` and whose body is `body`. */
+export function funcDef(name: string, locals: Locals, body: readonly Stmt[]): FuncDef {
+  return {
+    name,
+    params: locals.params,
+    results: [],
+    locals: locals.extra,
+    body: seq(...body).code as number[],
+  };
+}
+
+/**
+ * Structured control (blocks without results). `br(d)`/`br_if(d, …)` jump to the d-th enclosing
+ * construct: the end of a `block`, the start of a `loop`.
+ */
+export const control = {
+  block: (...body: Stmt[]): Stmt => new Folded('none', [op.block(), ...body, op.end()]),
+  loop: (...body: Stmt[]): Stmt => new Folded('none', [op.loop(), ...body, op.end()]),
+  if: (cond: Expr<'i32'>, ...then: Stmt[]): Stmt => new Folded('none', [cond, op.if(), ...then, op.end()]),
+  br: (depth: number): Stmt => fold('none', [], op.br(depth)),
+  br_if: (depth: number, cond: Expr<'i32'>): Stmt => fold('none', [cond], op.brIf(depth)),
+};
+
+export const i32 = {
+  const: (n: number): Expr<'i32'> => fold('i32', [], op.i32Const(n)),
+  add: binary('i32', 'i32', op.i32Add),
+  sub: binary('i32', 'i32', op.i32Sub),
+  mul: binary('i32', 'i32', op.i32Mul),
+  and: binary('i32', 'i32', op.i32And),
+  or: binary('i32', 'i32', op.i32Or),
+  shl: binary('i32', 'i32', op.i32Shl),
+  eqz: unary('i32', 'i32', op.i32Eqz),
+  eq: binary('i32', 'i32', op.i32Eq),
+  ne: binary('i32', 'i32', op.i32Ne),
+  lt_s: binary('i32', 'i32', op.i32LtS),
+  gt_s: binary('i32', 'i32', op.i32GtS),
+  le_s: binary('i32', 'i32', op.i32LeS),
+  ge_s: binary('i32', 'i32', op.i32GeS),
+};
+
+export const i64 = {
+  add: binary('i64', 'i64', op.i64Add),
+};
+
+export const f32 = {
+  const: (x: number): Expr<'f32'> => fold('f32', [], op.f32Const(x)),
+  load: (addr: Expr<'i32'>, offset = 0): Expr<'f32'> => fold('f32', [addr], op.f32Load(offset)),
+  eq: binary('f32', 'i32', op.f32Eq),
+  ne: binary('f32', 'i32', op.f32Ne),
+};
+
+export const f64 = {
+  const: (x: number): Expr<'f64'> => fold('f64', [], op.f64Const(x)),
+  load: (addr: Expr<'i32'>, offset = 0): Expr<'f64'> => fold('f64', [addr], op.f64Load(offset)),
+  store: (addr: Expr<'i32'>, value: Expr<'f64'>, offset = 0): Stmt =>
+    fold('none', [addr, value], op.f64Store(offset)),
+  add: binary('f64', 'f64', op.f64Add),
+  sub: binary('f64', 'f64', op.f64Sub),
+  mul: binary('f64', 'f64', op.f64Mul),
+  div: binary('f64', 'f64', op.f64Div),
+  gt: binary('f64', 'i32', op.f64Gt),
+  convert_i32_s: unary('i32', 'f64', op.f64ConvertI32S),
+  convert_i64_s: unary('i64', 'f64', op.f64ConvertI64S),
+  promote_f32: unary('f32', 'f64', op.f64PromoteF32),
+};
+
+export const v128 = {
+  /** 16 literal bytes. */
+  const: (bytes: number[]): Expr<'v128'> => fold('v128', [], op.v128Const(bytes)),
+  load: (addr: Expr<'i32'>, offset = 0): Expr<'v128'> => fold('v128', [addr], op.v128Load(offset)),
+  /** One 32-bit value into lane 0, zeros elsewhere. */
+  load32_zero: (addr: Expr<'i32'>, offset = 0): Expr<'v128'> =>
+    fold('v128', [addr], op.v128Load32Zero(offset)),
+  /** One 64-bit value into lane 0 (of two), zeros elsewhere. */
+  load64_zero: (addr: Expr<'i32'>, offset = 0): Expr<'v128'> =>
+    fold('v128', [addr], op.v128Load64Zero(offset)),
+  /** `vec` with 64-bit lane `lane` loaded from memory. */
+  load64_lane: (addr: Expr<'i32'>, vec: Expr<'v128'>, lane: number, offset = 0): Expr<'v128'> =>
+    fold('v128', [addr, vec], op.v128Load64Lane(lane, offset)),
+  store: (addr: Expr<'i32'>, value: Expr<'v128'>, offset = 0): Stmt =>
+    fold('none', [addr, value], op.v128Store(offset)),
+  store32_lane: (addr: Expr<'i32'>, vec: Expr<'v128'>, lane: number, offset = 0): Stmt =>
+    fold('none', [addr, vec], op.v128Store32Lane(lane, offset)),
+  store64_lane: (addr: Expr<'i32'>, vec: Expr<'v128'>, lane: number, offset = 0): Stmt =>
+    fold('none', [addr, vec], op.v128Store64Lane(lane, offset)),
+  not: unary('v128', 'v128', op.v128Not),
+  and: binary('v128', 'v128', op.v128And),
+  /** `a & ~b`. */
+  andnot: binary('v128', 'v128', op.v128AndNot),
+  or: binary('v128', 'v128', op.v128Or),
+  /** Bits of `a` where `mask` is set, of `b` elsewhere. */
+  bitselect: (a: Expr<'v128'>, b: Expr<'v128'>, mask: Expr<'v128'>): Expr<'v128'> =>
+    fold('v128', [a, b, mask], op.v128Bitselect()),
+  any_true: unary('v128', 'i32', op.v128AnyTrue),
+};
+
+export const f64x2 = {
+  /** The same float64 in both lanes, as a literal. */
+  const: (x: number): Expr<'v128'> => fold('v128', [], f64x2Const(x)),
+  splat: unary('f64', 'v128', op.f64x2Splat),
+  extract_lane: (vec: Expr<'v128'>, lane: number): Expr<'f64'> =>
+    fold('f64', [vec], op.f64x2ExtractLane(lane)),
+  eq: binary('v128', 'v128', op.f64x2Eq),
+  lt: binary('v128', 'v128', op.f64x2Lt),
+  gt: binary('v128', 'v128', op.f64x2Gt),
+  neg: unary('v128', 'v128', op.f64x2Neg),
+  add: binary('v128', 'v128', op.f64x2Add),
+  sub: binary('v128', 'v128', op.f64x2Sub),
+  mul: binary('v128', 'v128', op.f64x2Mul),
+  min: binary('v128', 'v128', op.f64x2Min),
+  max: binary('v128', 'v128', op.f64x2Max),
+  /** `b < a ? b : a` per lane. */
+  pmin: binary('v128', 'v128', op.f64x2Pmin),
+  /** `a < b ? b : a` per lane. */
+  pmax: binary('v128', 'v128', op.f64x2Pmax),
+  /** Float32 lanes 0 and 1, as float64. */
+  promote_low_f32x4: unary('v128', 'v128', op.f64x2PromoteLowF32x4),
+};
+
+export const f32x4 = {
+  /** The same float32 in all four lanes, as a literal. */
+  const: (x: number): Expr<'v128'> => fold('v128', [], f32x4Const(x)),
+  eq: binary('v128', 'v128', op.f32x4Eq),
+  ne: binary('v128', 'v128', op.f32x4Ne),
+  add: binary('v128', 'v128', op.f32x4Add),
+  sub: binary('v128', 'v128', op.f32x4Sub),
+  /** The two float64 lanes rounded to float32 lanes 0 and 1; lanes 2 and 3 zero. */
+  demote_f64x2_zero: unary('v128', 'v128', op.f32x4DemoteF64x2Zero),
+};
+
+export const i32x4 = {
+  extract_lane: (vec: Expr<'v128'>, lane: number): Expr<'i32'> =>
+    fold('i32', [vec], op.i32x4ExtractLane(lane)),
+  replace_lane: (vec: Expr<'v128'>, value: Expr<'i32'>, lane: number): Expr<'v128'> =>
+    fold('v128', [vec, value], op.i32x4ReplaceLane(lane)),
+  sub: binary('v128', 'v128', op.i32x4Sub),
+};
+
+export const i64x2 = {
+  extract_lane: (vec: Expr<'v128'>, lane: number): Expr<'i64'> =>
+    fold('i64', [vec], op.i64x2ExtractLane(lane)),
+  sub: binary('v128', 'v128', op.i64x2Sub),
+  /** i32 lanes 0 and 1, sign-extended. */
+  extend_low_i32x4_s: unary('v128', 'v128', op.i64x2ExtendLowI32x4S),
+  /** i32 lanes 2 and 3, sign-extended. */
+  extend_high_i32x4_s: unary('v128', 'v128', op.i64x2ExtendHighI32x4S),
+};
+
+export const memory = {
+  /** Sets `n` bytes from `dest` to the low byte of `value`. */
+  fill: (dest: Expr<'i32'>, value: Expr<'i32'>, n: Expr<'i32'>): Stmt =>
+    fold('none', [dest, value, n], op.memoryFill()),
+};
 
 /** A v128 constant with the same float32 in all four lanes. */
 export function f32x4Const(x: number): number[] {
