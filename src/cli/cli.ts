@@ -24,11 +24,12 @@ async function main(argv: string[]): Promise<number> {
     mark('parse imported');
     const parsed = parseCli(argv);
     mark('parsed');
-    // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). `labs
-    // run` decides for itself: its seeds compute on this thread (see commands/run.ts).
+    // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). A
+    // single-seed `labs run` computes synchronously on this thread, through runBreakingOnInterrupt
+    // (commands/run.ts), so that it is answered at once too.
     // audit --watch handles Ctrl-C itself: it stops following and writes the final record.
     const watching = parsed.command === 'audit' && parsed.auditExtra.watch;
-    if (parsed.command !== 'run' && !watching) exitOnInterrupt();
+    if (!watching) exitOnInterrupt();
     switch (parsed.command) {
       case 'help': {
         output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);
