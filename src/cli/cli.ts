@@ -2,12 +2,12 @@
  * `labs`: parse, dispatch, print, exit. The only place (with src/cli/commands) that prints or
  * exits. Errors become one line on stderr (errorOutput.ts) and exit code 2 for usage errors
  * (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
- * Started by main.ts (from source, and in the bundle) or by the installed bin (bin.ts).
+ * Started by main.ts (from source, and in the bundle) or by the installed bin (runtime/bin.ts).
  */
 import { VERSION } from '../experiments/version.js';
 import { errorLine, exitCodeFor } from './errorOutput.js';
 import { exitOnInterrupt } from './interrupt.js';
-import { mark } from './startupMarks.js';
+import { mark } from './runtime/startupMarks.js';
 import { output } from './stdout.js';
 
 async function main(argv: string[]): Promise<number> {
