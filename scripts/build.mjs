@@ -6,7 +6,7 @@
 // 2. esbuild: the CLI (src/cli/main.ts and everything it imports, zod and commander included) as one
 //    CommonJS function in dist/cli/labs.bundle.js; its last line carries a hash of its text;
 //    and the grammar alone (parse.ts, commander) in dist/cli/labs.grammar.js, for `labs --help`;
-// 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/bin.ts: answers --version and --help, runs `labs run`
+// 3. esbuild: the `labs` bin, dist/cli/main.js (src/cli/runtime/bin.ts: answers --version and --help, runs `labs run`
 //    from the bundle through vm.Script with V8's code cache, and imports cli.ts for every other
 //    command), as one CommonJS file (dist/cli/package.json says so): Node loads a CommonJS entry
 //    without its ES module loader, whose thirty-odd modules (streams, readline, fs/promises) cost
@@ -78,7 +78,7 @@ const lazyChildProcess = {
   },
 };
 
-// 2. The CLI as one CommonJS function (see src/cli/bin.ts for its parameters).
+// 2. The CLI as one CommonJS function (see src/cli/runtime/bin.ts for its parameters).
 const bundled = await build({
   entryPoints: ['src/cli/main.ts'],
   write: false,
@@ -119,7 +119,7 @@ writeFileSync(join(cliDir, 'package.json'), `${JSON.stringify({ type: 'commonjs'
 writeFileSync(join(cliDir, 'labs.bundle.js'), `${wrapped}\n//# labs-bundle-id ${id}\n`);
 
 // 2b. The grammar alone (parse.ts and commander), one CommonJS file: the bin answers `labs --help`
-//     from it without the ES module chunks (src/cli/bin.ts, printHelp).
+//     from it without the ES module chunks (src/cli/runtime/bin.ts, printHelp).
 await build({
   entryPoints: ['src/cli/parse.ts'],
   outfile: join(cliDir, 'labs.grammar.js'),
@@ -135,9 +135,9 @@ await build({
   logLevel: 'warning',
 });
 
-// 3a. The bin: one CommonJS file. Its `import('./cli.js')` loads the ES module build of 3b.
+// 3a. The bin: one CommonJS file. Its `import('../cli.js')` loads the ES module build of 3b.
 await build({
-  entryPoints: ['src/cli/bin.ts'],
+  entryPoints: ['src/cli/runtime/bin.ts'],
   outfile: join(cliDir, 'main.js'),
   bundle: true,
   format: 'cjs',
@@ -148,7 +148,7 @@ await build({
     {
       name: 'cli-as-es-module',
       setup(b) {
-        b.onResolve({ filter: /^\.\/cli\.js$/ }, () => ({ path: './cli.mjs', external: true }));
+        b.onResolve({ filter: /^\.\.\/cli\.js$/ }, () => ({ path: './cli.mjs', external: true }));
       },
     },
   ],
@@ -159,7 +159,7 @@ await build({
 
 // 3b. cli.ts (every command but `run`) and the worker thread, as ES modules with shared chunks.
 await build({
-  entryPoints: { 'cli/cli': 'src/cli/cli.ts', 'cli/seedWorker': 'src/cli/seedWorker.ts' },
+  entryPoints: { 'cli/cli': 'src/cli/cli.ts', 'cli/seedWorker': 'src/cli/runtime/seedWorker.ts' },
   outdir: outDir,
   outExtension: { '.js': '.mjs' },
   bundle: true,

@@ -138,6 +138,39 @@ describe('labs CLI', () => {
     );
   }, 90_000);
 
+  it('a single-seed run interrupted mid-computation says nothing was written and exits 130 at once', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'labs-sigint1-')), 'out');
+    // a long single seed (20-70 s on an idle machine), computed synchronously on the main thread
+    const child = spawn(
+      process.execPath,
+      [
+        ...['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'mask', '--set', 'policy=neural'],
+        ...['--seed', '1', '--out', out],
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    const closed = new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
+    // The lock appears once the options and output places are checked, right before the seed runs.
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    expect(existsSync(lock)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    const sent = Date.now();
+    child.kill('SIGINT');
+    const [code, signal] = await closed;
+    // It used to die by the signal in silence (code null, signal SIGINT): a SIGINT handler could only
+    // have run once the seed had ended. Now the computation is broken off at once.
+    expect({ code, signal }).toEqual({ code: 130, signal: null });
+    expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
+    expect(Date.now() - sent).toBeLessThan(10_000);
+    // nothing written: the --out directory the run created is removed again, with its lock
+    expect(existsSync(out)).toBe(false);
+  }, 90_000);
+
   it('two runs into one --out: the second is refused while the first runs; a finished record is kept', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-lock-')), 'out');
     const first = spawn(

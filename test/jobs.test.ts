@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSeedPool } from '../src/cli/seedPool.js';
+import { startSeedPool } from '../src/cli/runtime/seedPool.js';
 import { agent } from '../src/experiments/agent/agent.js';
 import { curvesToBand, type SeedOutcome } from '../src/experiments/multiSeed.js';
 import { defaultConfig } from '../src/experiments/options.js';

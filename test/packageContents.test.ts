@@ -51,9 +51,9 @@ describe('package contents', () => {
       join('src', 'experiments', 'index.ts'),
       join('src', 'audit', 'index.ts'),
       join('src', 'report', 'index.ts'),
-      join('src', 'cli', 'bin.ts'),
+      join('src', 'cli', 'runtime', 'bin.ts'),
       join('src', 'cli', 'main.ts'),
-      join('src', 'cli', 'seedWorker.ts'),
+      join('src', 'cli', 'runtime', 'seedWorker.ts'),
     ];
     while (queue.length > 0) {
       const file = queue.pop() as string;

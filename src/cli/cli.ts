@@ -2,12 +2,12 @@
  * `labs`: parse, dispatch, print, exit. The only place (with src/cli/commands) that prints or
  * exits. Errors become one line on stderr (errorOutput.ts) and exit code 2 for usage errors
  * (anything wrong on the command line), 1 for run-time failures; `--debug` adds the stack.
- * Started by main.ts (from source, and in the bundle) or by the installed bin (bin.ts).
+ * Started by main.ts (from source, and in the bundle) or by the installed bin (runtime/bin.ts).
  */
 import { VERSION } from '../experiments/version.js';
 import { errorLine, exitCodeFor } from './errorOutput.js';
 import { exitOnInterrupt } from './interrupt.js';
-import { mark } from './startupMarks.js';
+import { mark } from './runtime/startupMarks.js';
 import { output } from './stdout.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -24,11 +24,12 @@ async function main(argv: string[]): Promise<number> {
     mark('parse imported');
     const parsed = parseCli(argv);
     mark('parsed');
-    // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). `labs
-    // run` decides for itself: its seeds compute on this thread (see commands/run.ts).
+    // Ctrl-C: one line saying what was (not) written, then exit 130 (locks removed on exit). A
+    // single-seed `labs run` computes synchronously on this thread, through runBreakingOnInterrupt
+    // (commands/run.ts), so that it is answered at once too.
     // audit --watch handles Ctrl-C itself: it stops following and writes the final record.
     const watching = parsed.command === 'audit' && parsed.auditExtra.watch;
-    if (parsed.command !== 'run' && !watching) exitOnInterrupt();
+    if (!watching) exitOnInterrupt();
     switch (parsed.command) {
       case 'help': {
         output.write(parsed.text.endsWith('\n') ? parsed.text : `${parsed.text}\n`);

@@ -95,7 +95,7 @@ export type ParsedCli =
       jobs: number;
       /**
        * Whether `--jobs` was given: its workers then start at once; by default they start only once
-       * the run's pace shows they pay (src/cli/seedPool.ts).
+       * the run's pace shows they pay (src/cli/runtime/seedPool.ts).
        */
       jobsGiven: boolean;
       /**

@@ -100,7 +100,7 @@ export interface SeedTask {
 export type SeedOutcome = { ok: true; record: RunRecord } | { ok: false; error: unknown };
 
 /**
- * Runs seeds on more than one thread (the `--jobs` pool, src/cli/seedPool.ts). `runAll` runs `tasks`,
+ * Runs seeds on more than one thread (the `--jobs` pool, src/cli/runtime/seedPool.ts). `runAll` runs `tasks`,
  * each claimed once, in list order, by the first idle thread, and resolves with every task's outcome
  * in list order: exactly what `experiment.run(task.config, { seed: task.seed })` returns here (same
  * record, byte for byte; only `timing` may differ) or the error it throws. After a failure no thread

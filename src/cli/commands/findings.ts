@@ -28,7 +28,7 @@ import { toJson, writeFileAtomic, writeRecord } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import { type ParsedCli, parseSeeds } from '../parse.js';
-import { openSeedPool } from '../seedPool.js';
+import { openSeedPool } from '../runtime/seedPool.js';
 import { output } from '../stdout.js';
 import { runJobList, shardJobs, shardOf } from './seedJobs.js';
 

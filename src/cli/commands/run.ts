@@ -13,13 +13,13 @@ import type {
 } from '../../experiments/types.js';
 import { toJson, writeRecord } from '../../report/records.js';
 import { formatMultiSeed, formatRecord } from '../../report/summaries/index.js';
-import { exitOnInterrupt, noteWritten } from '../interrupt.js';
+import { noteWritten, runBreakingOnInterrupt } from '../interrupt.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { plotHint } from '../plotHint.js';
 import { createProgress } from '../progress.js';
-import { openSeedPool, type SeedPool } from '../seedPool.js';
-import { mark } from '../startupMarks.js';
+import { openSeedPool, type SeedPool } from '../runtime/seedPool.js';
+import { mark } from '../runtime/startupMarks.js';
 import { output } from '../stdout.js';
 import { runOutputPlaces, takeOutputDir } from './runOutput.js';
 import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';
@@ -31,11 +31,9 @@ export async function runCommand(p: Extract<ParsedCli, { command: 'run' }>): Pro
       details: { field: '--dump' },
     });
   }
-  // Ctrl-C with --seeds or --sweep: the seeds yield to the event loop between them, so the handler
-  // runs after the current seed, says what was kept and exits 130. A single seed never yields
-  // until it ends, and a handler would hold Ctrl-C back until then: there Node's default (exit at
-  // once, silently; nothing was written, as a record is written only at the end) is kept.
-  if (p.multi || p.sweep) exitOnInterrupt();
+  // Ctrl-C (handler installed by cli.ts): with --seeds or --sweep the seeds yield to the event loop
+  // between them, so the handler runs after the current seed and says what was kept. A single seed
+  // never yields until it ends: it runs through runBreakingOnInterrupt, which stops it at once.
   // Workers of a given --jobs start first: they load the experiment while this thread loads and
   // validates. By default they start later, if the seeds' pace shows they pay.
   let tasks = p.seeds.length * (p.sweep?.values.length ?? 1);
@@ -88,12 +86,14 @@ async function runExperiment(
       const progress = createProgress(experiment.name, p.progress);
       try {
         const seed = p.seeds[0] as number;
-        record = await experiment.run(config, {
-          seed,
-          onProgress: (d, t) => progress.update(d, t),
-          onInfo: (line) => info.push(line),
-          ...(dump ? { onUpdateTokens: dump.write } : {}),
-        });
+        record = await runBreakingOnInterrupt(() =>
+          experiment.run(config, {
+            seed,
+            onProgress: (d, t) => progress.update(d, t),
+            onInfo: (line) => info.push(line),
+            ...(dump ? { onUpdateTokens: dump.write } : {}),
+          }),
+        );
         if (dump) info.push(dump.summary());
       } finally {
         progress.stop();
@@ -160,6 +160,8 @@ async function tokenDumpSink(
         entropy: t.entropy,
       });
       writePrimeRlTokenExportStep(join(dir, arm), t.update, [sequences]);
+      // for a Ctrl-C's line: each arm's directory once it holds a finished step (STABLE written)
+      if (!arms.has(arm)) noteWritten(join(dir, arm));
       arms.add(arm);
       steps++;
     },

@@ -20,7 +20,7 @@ import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../.
 import { noteSeedRecord } from '../interrupt.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
-import type { SeedPool } from '../seedPool.js';
+import type { SeedPool } from '../runtime/seedPool.js';
 import { inShard, type Shard, shardFromEnv } from '../shard.js';
 
 type RunCli = Extract<ParsedCli, { command: 'run' }>;

@@ -17,7 +17,7 @@ import { noteWritten } from '../interrupt.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import type { ParsedCli } from '../parse.js';
 import { plotHint } from '../plotHint.js';
-import type { SeedPool } from '../seedPool.js';
+import type { SeedPool } from '../runtime/seedPool.js';
 import { output } from '../stdout.js';
 import { runOutputPlaces, takeOutputDir } from './runOutput.js';
 import { outputDir, planOf, runCommandJobs, shardDoneLine } from './seedJobs.js';

@@ -19,9 +19,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { VERSION } from '../experiments/version.js';
+import { VERSION } from '../../experiments/version.js';
+import { output } from '../stdout.js';
 import { BUNDLE_FILE, bundleCacheFile, GRAMMAR_FILE } from './bundleFiles.js';
-import { output } from './stdout.js';
 
 /** The bundle's signature: it receives these, as a CommonJS module would (see scripts/build.mjs). */
 type BundleFunction = (
@@ -95,9 +95,9 @@ function runBundle(): boolean {
  * options, which the grammar alone does not know), or when it is wrong (cli.ts reports the error).
  */
 function printHelp(args: string[]): boolean {
-  let parsed: ReturnType<typeof import('./parse.js').parseCli>;
+  let parsed: ReturnType<typeof import('../parse.js').parseCli>;
   try {
-    const grammar = createRequire(import.meta.url)(`./${GRAMMAR_FILE}`) as typeof import('./parse.js');
+    const grammar = createRequire(import.meta.url)(`./${GRAMMAR_FILE}`) as typeof import('../parse.js');
     parsed = grammar.parseCli(args);
   } catch {
     return false;
@@ -118,5 +118,5 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Every other command (list, audit, report, compare, conformance) starts faster from the ES
   // module chunks, which load only what the command needs: the cache holds all of `run`'s code.
   // Imported here, not at the top, so that `labs run` does not load those chunks at all.
-  import('./cli.js').then(({ runCli }) => runCli(argv));
+  import('../cli.js').then(({ runCli }) => runCli(argv));
 }

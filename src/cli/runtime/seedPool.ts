@@ -27,10 +27,10 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
-import { LabError, type LabErrorCode } from '../core/errors.js';
-import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../experiments/multiSeed.js';
-import { curveBands } from '../experiments/seedStatistics.js';
-import type { Experiment, JsonValue, RunRecord } from '../experiments/types.js';
+import { LabError, type LabErrorCode } from '../../core/errors.js';
+import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../../experiments/multiSeed.js';
+import { curveBands } from '../../experiments/seedStatistics.js';
+import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.js';
 import { SeedQueue, warmPaceFromCold, worthStartingWorkers } from './seedQueue.js';
 
 /** What every worker is started with: the experiment it loads at once. */

@@ -9,11 +9,11 @@
  * is done, then posts 'done'. Every reply carries the job's id.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { isLabError } from '../core/errors.js';
-import type { CurveItem } from '../experiments/multiSeed.js';
-import { loadExperiment } from '../experiments/registry.js';
-import { curveBands } from '../experiments/seedStatistics.js';
-import type { Experiment, JsonValue } from '../experiments/types.js';
+import { isLabError } from '../../core/errors.js';
+import type { CurveItem } from '../../experiments/multiSeed.js';
+import { loadExperiment } from '../../experiments/registry.js';
+import { curveBands } from '../../experiments/seedStatistics.js';
+import type { Experiment, JsonValue } from '../../experiments/types.js';
 import type { PlainError, SeedJob, SeedReply, SeedWorkerData } from './seedPool.js';
 import { coldSeedMs, SeedQueue } from './seedQueue.js';
 
