@@ -13,17 +13,16 @@ import { LabError } from '../../core/errors.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
   sampleTokenTask,
   type TokenEnvOptions,
   type TokenEpisode,
-  type TokenTask,
   VOCAB_SIZE,
 } from '../../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../../policy/contextPolicy.js';
 import { softmaxRow } from '../../policy/softmax.js';
 import { Rng } from '../../random.js';
 import { Optimizer, type OptimizerKind } from '../../train/adam.js';
+import { groupBatch } from '../../train/batching.js';
 import {
   type DriftMeasures,
   type FixedBatch,
@@ -32,12 +31,8 @@ import {
   ppoEpochs,
   tabularModel,
 } from '../../train/clipSweep.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from '../../train/tokenLearner.js';
+import { groupLabels, sampleTaskBatch, tokenEnvRollout } from '../../train/rollout.js';
+import { gatherLogProbs } from '../../train/tokenLearner.js';
 import type { ClipConfig } from './clipOptions.js';
 
 /**
@@ -99,22 +94,6 @@ export function temperedLogProbabilities(policy: ContextPolicy, temperature: num
   return temperedProbabilities(policy, temperature).map(Math.log);
 }
 
-/** `groupSize` episodes per task, tokens drawn from `probs` (`[contexts, vocab]`). */
-export function sampleEpisodes(
-  probs: Float64Array,
-  tasks: readonly TokenTask[],
-  groupSize: number,
-  pick: Rng,
-  noise: Rng,
-  env: TokenEnvOptions,
-): TokenEpisode[] {
-  const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
-  const out: TokenEpisode[] = [];
-  for (const task of tasks)
-    for (let g = 0; g < groupSize; g++) out.push(runTokenEpisode(task, choose, noise, env));
-  return out;
-}
-
 /**
  * The fixed inputs of one update from a rollout: packed batch, verl's response mask (model tokens),
  * GRPO advantages (verl defaults: unbiased std) and `old_log_prob` from `oldLogTable` (the
@@ -125,14 +104,10 @@ export function fixedBatchFrom(
   groupSize: number,
   oldLogTable: Float64Array,
 ): FixedBatch {
-  const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  const index = episodes.map((_, i) => Math.floor(i / groupSize));
-  const advantages = tokenGroupAdvantages(
+  const { batch, mask, advantages } = groupBatch(
+    episodes,
     episodes.map((e) => e.score),
-    index,
-    batch,
-    mask,
+    groupLabels(episodes.length, groupSize),
   );
   return { batch, mask, advantages, oldLogProb: gatherLogProbs(oldLogTable, VOCAB_SIZE, batch) };
 }
@@ -190,10 +165,8 @@ export function warmUp(cfg: ClipConfig, seed: number): WarmUp {
   const history: Float64Array[] = [Float64Array.from(policy.logits)];
   let lastSuccess = 0;
   for (let u = 0; u < cfg.warmup_updates; u++) {
-    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
-      sampleTokenTask(taskRng, cfg.max_operand),
-    );
-    const episodes = sampleEpisodes(
+    const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+    const episodes = tokenEnvRollout(
       policy.probabilities(),
       tasks,
       cfg.group_size,
@@ -240,8 +213,8 @@ export function sampleSweepBatch(
   const taskRng = root.fork(`clip/${label}/tasks`);
   const behaviour = new ContextPolicy(policy.contexts, policy.vocab);
   behaviour.logits.set(behaviourLogits);
-  const tasks = Array.from({ length: cfg.tasks_per_update }, () => sampleTokenTask(taskRng, cfg.max_operand));
-  const episodes = sampleEpisodes(
+  const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+  const episodes = tokenEnvRollout(
     temperedProbabilities(behaviour, temperature),
     tasks,
     cfg.group_size,
@@ -374,10 +347,8 @@ export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number
   const optimizer = new Optimizer(policy.logits.length, { kind: 'adam', learningRate: cfg.train_lr });
   const steps: ReferenceStep[] = [];
   for (let u = 0; u < cfg.ref_updates; u++) {
-    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
-      sampleTokenTask(taskRng, cfg.max_operand),
-    );
-    const episodes = sampleEpisodes(
+    const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+    const episodes = tokenEnvRollout(
       policy.probabilities(),
       tasks,
       cfg.group_size,
@@ -409,8 +380,8 @@ export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number
 export function evaluateSuccess(policy: ContextPolicy, cfg: ClipConfig, seed: number): number {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/eval-tasks');
-  const tasks = Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(taskRng, cfg.max_operand));
-  const episodes = sampleEpisodes(
+  const tasks = sampleTaskBatch(taskRng, cfg.eval_tasks, (r) => sampleTokenTask(r, cfg.max_operand));
+  const episodes = tokenEnvRollout(
     policy.probabilities(),
     tasks,
     1,

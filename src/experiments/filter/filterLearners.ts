@@ -38,13 +38,13 @@ import { Optimizer } from '../../train/adam.js';
 import type { Episode } from '../../train/episode.js';
 import { evaluatePolicy } from '../../train/evaluate.js';
 import { ascend, collectGroups } from '../../train/groupReinforce.js';
+import { sampleTaskBatch, tokenEnvRollout } from '../../train/rollout.js';
 import {
   gatherLogProbs,
   packTranscripts,
   responseMaskFromRoles,
   tokenLossAndGrad,
 } from '../../train/tokenLearner.js';
-import { sampleEpisodes } from '../clip/clipLab.js';
 import { evaluationTasks, type TokenLabConfig } from '../tokenLab.js';
 import { measureEpisodes } from '../tokenMeasures.js';
 
@@ -202,8 +202,8 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
   const optimizer = new Optimizer(policy.logits.length, { kind: cfg.optimizer, learningRate: cfg.lr });
   return {
     sample(groups) {
-      const tasks = Array.from({ length: groups }, () => sampleTokenTask(taskRng, cfg.max_operand));
-      const rows = sampleEpisodes(policy.probabilities(), tasks, cfg.group_size, pick, noise, env);
+      const tasks = sampleTaskBatch(taskRng, groups, (r) => sampleTokenTask(r, cfg.max_operand));
+      const rows = tokenEnvRollout(policy.probabilities(), tasks, cfg.group_size, pick, noise, env);
       const success = Float64Array.from(rows, (e) => (e.status === 'success' ? 1 : 0));
       const partial = Float64Array.from(rows, (e) =>
         partialCredit(e.status === 'success', e.status === 'wrong_answer'),
@@ -282,7 +282,7 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
     },
     evaluate() {
       const evalRoot = new Rng(seed);
-      const eps = sampleEpisodes(
+      const eps = tokenEnvRollout(
         policy.probabilities(),
         evaluationTasks(seed, { ...cfg }),
         1,
