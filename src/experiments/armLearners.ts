@@ -25,9 +25,7 @@ import {
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
   sampleTokenTask,
-  type TokenEpisode,
   type TokenTask,
   VOCAB_SIZE,
 } from '../envs/tokenArithmetic.js';
@@ -36,6 +34,7 @@ import { SequenceAgent } from '../policy/sequenceAgent.js';
 import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
 import type { Rng } from '../random.js';
 import { Optimizer, type OptimizerKind } from '../train/adam.js';
+import { rolloutGroups, sampleTaskBatch, tokenEnvRollout } from '../train/rollout.js';
 import { sequencePpoUpdate } from '../train/sequenceLearner.js';
 import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from '../train/tokenLearner.js';
 import type { ArmEpisode } from './tokenMeasures.js';
@@ -123,16 +122,11 @@ function tableLearner(cfg: LearnerConfig): ArmLearner {
   let logTable = policy.logProbabilities();
   return {
     description: { policy: 'table', contexts: policy.contexts, parameters: policy.logits.length },
-    sampleTasks: (rng, count) => Array.from({ length: count }, () => sampleTokenTask(rng, cfg.max_operand)),
+    sampleTasks: (rng, count) => sampleTaskBatch(rng, count, (r) => sampleTokenTask(r, cfg.max_operand)),
     rollout(tasks, repeats, pick, noise, budget) {
       logTable = policy.logProbabilities();
-      const probs = policy.probabilities();
-      const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
       const env = { budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
-      const out: TokenEpisode[] = [];
-      for (const task of tasks as TokenTask[])
-        for (let g = 0; g < repeats; g++) out.push(runTokenEpisode(task, choose, noise, env));
-      return out;
+      return tokenEnvRollout(policy.probabilities(), tasks as TokenTask[], repeats, pick, noise, env);
     },
     update(_rows, batch, advantages, mask, loss, epochs) {
       const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
@@ -156,7 +150,7 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
       parameters: model.size,
     },
     sampleTasks: (rng, count) =>
-      Array.from({ length: count }, () => samplePromptedTask(rng, cfg.max_operand, 1, cfg.max_level)),
+      sampleTaskBatch(rng, count, (r) => samplePromptedTask(r, cfg.max_operand, 1, cfg.max_level)),
     rollout(tasks, repeats, pick, noise, budget) {
       const agent = new SequenceAgent(model, pick);
       const env: Partial<PromptedEnvOptions> = {
@@ -166,10 +160,9 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
         thinkDecay: cfg.think_decay,
         thinkCap: cfg.think_cap,
       };
-      const out: ArmEpisode[] = [];
-      for (const task of tasks as PromptedTask[])
-        for (let g = 0; g < repeats; g++) out.push(runPromptedEpisode(task, agent, noise, env));
-      return out;
+      return rolloutGroups(tasks as PromptedTask[], repeats, (task) =>
+        runPromptedEpisode(task, agent, noise, env),
+      );
     },
     update(rows, batch, advantages, mask, loss, epochs) {
       const seq = packSequences(

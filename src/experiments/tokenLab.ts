@@ -18,7 +18,7 @@ import { aggLossGrad } from '../core/aggLoss.js';
 import { sampleTokenTask, type TokenTask } from '../envs/tokenArithmetic.js';
 import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
-import { packTranscripts, responseMaskFromRoles, tokenGroupAdvantages } from '../train/tokenLearner.js';
+import { lossTokenCount, packBatch, withGroupAdvantages } from '../train/batching.js';
 import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
 import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
 import { defineOptions, option } from './options.js';
@@ -270,12 +270,19 @@ export function runTokenArm(
     }
 
     // --- loss mask: the arm's mask rule; the `mask` policy zeroes truncated rows
-    const batch = packTranscripts(rows);
-    const mask = responseMaskFromRoles(batch, spec.maskRule);
+    const masked = packBatch(rows, {
+      maskRule: spec.maskRule,
+      ...(spec.truncation === 'mask'
+        ? {
+            editMask: (m: Float32Array, b: { shape: { cols: number } }) => {
+              record.excludedTrajectories += maskTruncatedRows(rows, m, b.shape.cols);
+            },
+          }
+        : {}),
+    });
+    const { batch, mask } = masked;
     const { cols } = batch.shape;
-    if (spec.truncation === 'mask') record.excludedTrajectories += maskTruncatedRows(rows, mask, cols);
-    let lossTokens = 0;
-    for (let i = 0; i < mask.length; i++) lossTokens += mask[i] as number;
+    const lossTokens = lossTokenCount(mask);
     record.lossTokensPerTrajectory = lossTokens / all.length;
     if (lossTokens === 0) {
       skipped++; // every row was masked
@@ -284,7 +291,7 @@ export function runTokenArm(
     }
 
     // --- GRPO advantages per group, then PPO epochs on the clipped loss aggregated by loss_agg_mode
-    const adv = tokenGroupAdvantages(scores, group, batch, mask, { std: cfg.std });
+    const adv = withGroupAdvantages(masked, scores, group, { std: cfg.std }).advantages;
     const weights = aggLossGrad(mask, batch.shape, spec.lossAggMode);
     const loss = { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio };
     const stats = learner.update(rows, batch, adv, mask, loss, cfg.ppo_epochs);
