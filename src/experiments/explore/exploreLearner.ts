@@ -48,13 +48,9 @@ import { packSequences, SequenceModel, type SequenceSampler } from '../../policy
 import { sampleTempered, temperedTables } from '../../policy/temperature.js';
 import type { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
-import {
-  gatherLogProbs,
-  type PackedBatch,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from '../../train/tokenLearner.js';
+import { groupBatch } from '../../train/batching.js';
+import { rolloutGroups } from '../../train/rollout.js';
+import { gatherLogProbs, type PackedBatch } from '../../train/tokenLearner.js';
 import type { JsonValue } from '../types.js';
 
 export interface ExploreLearnerConfig {
@@ -175,16 +171,20 @@ function prepare(
   oldLogProb: (all: ExploreEpisode[], batch: PackedBatch) => Float64Array,
 ) {
   const all = [...rows, ...terms.demonstrations];
-  const batch = packTranscripts(all);
-  const { cols } = batch.shape;
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  // demonstration rows: outside the policy-gradient and entropy terms
-  mask.fill(0, rows.length * cols);
   const scores = all.map((e, i) => (i < rows.length ? e.score : 0));
   const labels = new Int32Array(all.length);
   labels.set(group);
   for (let i = rows.length; i < all.length; i++) labels[i] = -1 - i; // singletons: advantage 0
-  const adv = tokenGroupAdvantages(scores, labels, batch, mask, { std: 'unbiased' });
+  const {
+    batch,
+    mask,
+    advantages: adv,
+  } = groupBatch(all, scores, labels, {
+    // demonstration rows: outside the policy-gradient and entropy terms
+    editMask: (m, b) => m.fill(0, rows.length * b.shape.cols),
+    norm: { std: 'unbiased' },
+  });
+  const { cols } = batch.shape;
   const old = oldLogProb(all, batch);
   if (terms.isCorrection && terms.temperature !== 1) {
     const logRatio = new Float64Array(old.length);
@@ -232,13 +232,9 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
         },
         append: () => {},
       };
-      const out: ExploreEpisode[] = [];
-      for (const task of tasks)
-        for (let g = 0; g < repeats; g++) {
-          const ep = runPromptedEpisode(task, agent, noise, envOptions(cfg));
-          out.push(withBehaviour(ep, drawn));
-        }
-      return out;
+      return rolloutGroups(tasks, repeats, (task) =>
+        withBehaviour(runPromptedEpisode(task, agent, noise, envOptions(cfg)), drawn),
+      );
     },
     update(rows, group, terms) {
       const prep = prepare(rows, group, terms, (_all, b) => gatherLogProbs(logTable, V, b));
@@ -334,13 +330,9 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
     rollout(tasks, repeats, tau, pick, noise) {
       model.prepareGeneration();
       const agent = new TemperedSequenceAgent(model.sampler(), tau, pick);
-      const out: ExploreEpisode[] = [];
-      for (const task of tasks)
-        for (let g = 0; g < repeats; g++) {
-          const ep = runPromptedEpisode(task, agent, noise, envOptions(cfg));
-          out.push(withBehaviour(ep, agent.drawn));
-        }
-      return out;
+      return rolloutGroups(tasks, repeats, (task) =>
+        withBehaviour(runPromptedEpisode(task, agent, noise, envOptions(cfg)), agent.drawn),
+      );
     },
     update(rows, group, terms) {
       const seqOf = (all: readonly ExploreEpisode[]) =>
