@@ -32,6 +32,7 @@ import { contextCount, VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../../policy/contextPolicy.js';
 import { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
+import { tokenEnvRollout } from '../../train/rollout.js';
 import { fixed, round6 } from '../armReport.js';
 import { option } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
@@ -46,7 +47,6 @@ import {
   type LearnerState,
   type LearnerStreams,
   type SaturationUpdate,
-  sampleTokenEpisodes,
   saturationUpdate,
   type UpdateSettings,
 } from './saturationLearner.js';
@@ -185,8 +185,8 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
   const evalTasks = evaluationTasks(ctx.seed, cfg);
   const evaluate = (policy: ContextPolicy, toolErrorRate: number) =>
     measureEpisodes(
-      sampleTokenEpisodes(
-        policy,
+      tokenEnvRollout(
+        policy.probabilities(),
         evalTasks,
         1,
         root.fork('saturation/eval-policy'),
