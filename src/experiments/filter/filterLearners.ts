@@ -35,16 +35,12 @@ import {
 } from '../../policy/tabular.js';
 import { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
+import { packBatch } from '../../train/batching.js';
 import type { Episode } from '../../train/episode.js';
 import { evaluatePolicy } from '../../train/evaluate.js';
 import { ascend, collectGroups } from '../../train/groupReinforce.js';
 import { sampleTaskBatch, tokenEnvRollout } from '../../train/rollout.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenLossAndGrad,
-} from '../../train/tokenLearner.js';
+import { gatherLogProbs, tokenLossAndGrad } from '../../train/tokenLearner.js';
 import { evaluationTasks, type TokenLabConfig } from '../tokenLab.js';
 import { measureEpisodes } from '../tokenMeasures.js';
 
@@ -212,8 +208,8 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
       return { rows, success, partial, tokens };
     },
     update(rows, adv, pgDenominator, klRows, beta) {
-      const batch = packTranscripts(rows);
-      const mask = responseMaskFromRoles(batch, 'model_tokens');
+      // per-row advantages (the experiment's own), so packing and the mask only, no GRPO here
+      const { batch, mask } = packBatch(rows);
       const { cols } = batch.shape;
       const advTok = new Float32Array(mask.length);
       const klMask = new Float64Array(mask.length);
