@@ -15,12 +15,11 @@
  */
 import { z } from 'zod';
 import { aggLossGrad } from '../core/aggLoss.js';
-import { sampleTokenTask, type TokenTask } from '../envs/tokenArithmetic.js';
 import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
+import { type ArmLearner, createLearner, POLICY_KINDS } from '../train/armLearners.js';
 import { lossTokenCount, packBatch, withGroupAdvantages } from '../train/batching.js';
-import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
-import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
+import { accumulateWeights, groupAccounting, type WeightBucket } from '../train/lossWeights.js';
 import { defineOptions, option } from './options.js';
 import {
   type ArmEpisode,
@@ -35,6 +34,9 @@ import {
 } from './tokenMeasures.js';
 import { maskTruncatedRows, shapeBatch } from './truncation/truncationPolicy.js';
 import { WARM_START_OPTIONS, warmStart } from './warmStart.js';
+
+// The seed's held-out tabular tasks live with the learners (filter's token learner reads them too).
+export { evaluationTasks } from '../train/armLearners.js';
 
 // --- config ------------------------------------------------------------------------------------------
 // Defaults: 16 tasks x 8 samples x 150 updates, 2 PPO epochs, clip 0.2, verl's unbiased std; the
@@ -187,15 +189,6 @@ export const NEURAL_POLICY_ONLY = {
     | 'think_cap'
     | keyof typeof WARM_START_OPTIONS]: true;
 };
-
-/** Evaluation tasks of a seed for the tabular env: the same for every arm and every option except max_operand. */
-export function evaluationTasks(
-  seed: number,
-  cfg: Pick<TokenLabConfig, 'eval_tasks' | 'max_operand'>,
-): TokenTask[] {
-  const rng = new Rng(seed).fork('token-lab/eval-tasks');
-  return Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(rng, cfg.max_operand));
-}
 
 /**
  * Held-out evaluation of the learner's current policy: `eval_tasks` tasks of the seed's evaluation

@@ -5,7 +5,7 @@
  * group, with which score.
  */
 import { LabError } from '../../core/errors.js';
-import type { ArmEpisode } from '../armEpisode.js';
+import type { ArmEpisode } from '../../train/armEpisode.js';
 
 /**
  * What happens to a trajectory that hit the token budget before submitting:

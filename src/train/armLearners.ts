@@ -1,6 +1,6 @@
 /**
  * The two policies a token-lab arm can train (`--set policy=table|neural`), behind one small
- * interface so the arm's loop (tokenLab.ts) is the same for both:
+ * interface so the arm's loop (src/experiments/tokenLab.ts) is the same for both:
  *
  * - `table`: the tabular softmax policy over the token env's 36 contexts (kind, stage, verified,
  *   think bucket) — the lab's default; every context has its own logits, nothing is shared.
@@ -32,13 +32,12 @@ import {
 import { ContextPolicy } from '../policy/contextPolicy.js';
 import { SequenceAgent } from '../policy/sequenceAgent.js';
 import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
-import type { Rng } from '../random.js';
-import { Optimizer, type OptimizerKind } from '../train/adam.js';
-import { rolloutGroups, sampleTaskBatch, tokenEnvRollout } from '../train/rollout.js';
-import { sequencePpoUpdate } from '../train/sequenceLearner.js';
-import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from '../train/tokenLearner.js';
-import type { ArmEpisode } from './tokenMeasures.js';
-import type { JsonValue } from './types.js';
+import { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from './adam.js';
+import type { ArmEpisode } from './armEpisode.js';
+import { rolloutGroups, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { sequencePpoUpdate } from './sequenceLearner.js';
+import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from './tokenLearner.js';
 
 export type PolicyKind = 'table' | 'neural';
 export const POLICY_KINDS: readonly PolicyKind[] = ['table', 'neural'];
@@ -64,7 +63,7 @@ export interface LearnerConfig {
 
 export interface ArmLearner {
   /** `{ policy, ...size }` for the record. */
-  readonly description: Record<string, JsonValue>;
+  readonly description: Record<string, string | number>;
   /** Draws `count` tasks from `rng` (the same draws for every arm of a seed). */
   sampleTasks(rng: Rng, count: number): unknown[];
   /** `repeats` episodes per task with the current parameters, task-major (a task's group is contiguous). */
@@ -78,6 +77,15 @@ export interface ArmLearner {
     loss: VanillaLossOptions,
     epochs: number,
   ): PpoUpdateStats;
+}
+
+/**
+ * Evaluation tasks of a seed for the tabular env (stream `token-lab/eval-tasks`): the same for every
+ * arm and every option except max_operand.
+ */
+export function evaluationTasks(seed: number, cfg: { eval_tasks: number; max_operand: number }): TokenTask[] {
+  const rng = new Rng(seed).fork('token-lab/eval-tasks');
+  return sampleTaskBatch(rng, cfg.eval_tasks, (r) => sampleTokenTask(r, cfg.max_operand));
 }
 
 /**
