@@ -23,17 +23,17 @@ import { LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
 import { type PromptedTask, samplePromptedTask } from '../../envs/promptedArithmetic.js';
 import { D_MODEL_RANGE } from '../../policy/sequenceModel.js';
 import { Rng } from '../../random.js';
-import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import {
   createExploreLearner,
   type ExploreEpisode,
   type ExploreLearner,
   expertTranscripts,
   type UpdateTerms,
-} from './exploreLearner.js';
+} from '../../train/exploreLearner.js';
+import { defineOptions, option } from '../options.js';
+import { startStopwatch } from '../stopwatch.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { VERSION } from '../version.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);

@@ -32,15 +32,8 @@ import { contextCount, VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../../policy/contextPolicy.js';
 import { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
+import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from '../../train/rankers.js';
 import { tokenEnvRollout } from '../../train/rollout.js';
-import { fixed, round6 } from '../armReport.js';
-import { option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
-import { measureEpisodes } from '../tokenMeasures.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
-import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from './rankers.js';
 import {
   cloneState,
   initialTokenLogits,
@@ -49,7 +42,14 @@ import {
   type SaturationUpdate,
   saturationUpdate,
   type UpdateSettings,
-} from './saturationLearner.js';
+} from '../../train/saturationLearner.js';
+import { fixed, round6 } from '../armReport.js';
+import { option } from '../options.js';
+import { startStopwatch } from '../stopwatch.js';
+import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
+import { measureEpisodes } from '../tokenMeasures.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { VERSION } from '../version.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({

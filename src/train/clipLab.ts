@@ -2,14 +2,15 @@
  * Plumbing of the `clip` experiment: the tabular policy of the token lab, rollouts at a sampling
  * temperature, fixed batches (GRPO advantages, old log-probs), the warm-up that gives the sweep a
  * policy in mid-training, one sweep arm on one fixed batch measured after every checkpoint epoch,
- * and a full training run with verl's KL loss to the reference policy. `clip.ts` says which arms to
- * run and what to report.
+ * and a full training run with verl's KL loss to the reference policy. The experiment
+ * (src/experiments/clip/clip.ts) says which arms to run and what to report.
  *
  * Streams: every draw comes from a stream forked from the seed under a fixed label, so all arms of
  * a seed see the same warm-up, the same fixed batches and the same held-out tasks.
  */
-import { trueKlAtPositions } from '../../core/clipMeasures.js';
-import { LabError } from '../../core/errors.js';
+import { trueKlAtPositions } from '../core/clipMeasures.js';
+import { LabError } from '../core/errors.js';
+import type { KlPenaltyName } from '../core/kl.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
@@ -17,12 +18,12 @@ import {
   type TokenEnvOptions,
   type TokenEpisode,
   VOCAB_SIZE,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../../policy/contextPolicy.js';
-import { softmaxRow } from '../../policy/softmax.js';
-import { Rng } from '../../random.js';
-import { Optimizer, type OptimizerKind } from '../../train/adam.js';
-import { groupBatch } from '../../train/batching.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
+import { softmaxRow } from '../policy/softmax.js';
+import { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from './adam.js';
+import { groupBatch } from './batching.js';
 import {
   type DriftMeasures,
   type FixedBatch,
@@ -30,10 +31,32 @@ import {
   type PolicyModel,
   ppoEpochs,
   tabularModel,
-} from '../../train/clipSweep.js';
-import { groupLabels, sampleTaskBatch, tokenEnvRollout } from '../../train/rollout.js';
-import { gatherLogProbs } from '../../train/tokenLearner.js';
-import type { ClipConfig } from './clipOptions.js';
+} from './clipSweep.js';
+import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { gatherLogProbs } from './tokenLearner.js';
+
+/**
+ * The clip experiment's config keys this learner reads (src/experiments/clip/clipOptions.ts declares
+ * them, with defaults and ranges; its `ClipConfig` satisfies this).
+ */
+export interface ClipLabConfig {
+  budget: number;
+  tool_error_rate: number;
+  think_buckets: number;
+  observation_logit_init: number;
+  max_operand: number;
+  tasks_per_update: number;
+  group_size: number;
+  eval_tasks: number;
+  warmup_updates: number;
+  stale_lag: number;
+  train_lr: number;
+  train_ppo_epochs: number;
+  train_clip_ratio: number;
+  clip_ratio_c: number;
+  kl_loss_type: KlPenaltyName;
+  ref_updates: number;
+}
 
 /**
  * A clip ratio that never binds: `1 − ε < 0` and `log(1 + ε) > 20`, verl's log-ratio clamp, so the
@@ -63,12 +86,12 @@ export interface SweepArm {
 }
 
 /** The token env's options of a config (budget, tool error rate, think buckets). */
-export function envOptions(cfg: ClipConfig): TokenEnvOptions {
+export function envOptions(cfg: ClipLabConfig): TokenEnvOptions {
   return { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
 }
 
 /** The initial ("pretrained") policy: action logits 0, observation tokens `observation_logit_init`. */
-export function initialPolicy(cfg: ClipConfig): ContextPolicy {
+export function initialPolicy(cfg: ClipLabConfig): ContextPolicy {
   const tokenLogits = Array.from({ length: VOCAB_SIZE }, (_, v) =>
     v >= FIRST_OBSERVATION_TOKEN ? cfg.observation_logit_init : 0,
   );
@@ -124,7 +147,7 @@ function trainStep(
   model: PolicyModel,
   optimizer: Optimizer,
   fixed: FixedBatch,
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
   klLoss: KlLossArgs | null,
 ) {
   return ppoEpochs(model, optimizer, fixed, {
@@ -154,7 +177,7 @@ export interface WarmUp {
  * sweep starts from a policy in mid-training rather than from the uniform start (where every group
  * fails and every advantage is 0).
  */
-export function warmUp(cfg: ClipConfig, seed: number): WarmUp {
+export function warmUp(cfg: ClipLabConfig, seed: number): WarmUp {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/warmup-tasks');
   const pick = root.fork('clip/warmup-policy');
@@ -205,7 +228,7 @@ export function sampleSweepBatch(
   policy: ContextPolicy,
   behaviourLogits: Float64Array,
   temperature: number,
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
   seed: number,
   label: string,
 ): SweepBatch {
@@ -235,7 +258,7 @@ export function sampleSweepBatch(
 }
 
 /** verl's vanilla-loss options of an arm (clip low/high, dual-clip c). */
-export function lossOptionsOf(arm: SweepArm, cfg: ClipConfig) {
+export function lossOptionsOf(arm: SweepArm, cfg: ClipLabConfig) {
   return {
     clipRatio: arm.clip.low,
     clipRatioLow: arm.clip.low,
@@ -278,7 +301,7 @@ export function runSweepArm(
   batch: SweepBatch,
   oldLogits: Float64Array,
   checkpoints: readonly number[],
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
 ): CheckpointMeasures[] {
   const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE);
   policy.logits.set(oldLogits);
@@ -336,7 +359,7 @@ export interface ReferenceRun {
  * reference of RL) for `ref_updates` updates of the standard learner plus verl's KL loss with
  * coefficient `coef` (0: no KL loss). Same task and sampling streams for every coefficient.
  */
-export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number): ReferenceRun {
+export function trainWithReferenceKl(cfg: ClipLabConfig, seed: number, coef: number): ReferenceRun {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/ref-tasks');
   const pick = root.fork('clip/ref-policy');
@@ -377,7 +400,7 @@ export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number
 }
 
 /** Held-out success: `eval_tasks` tasks of the seed, one sample each (same tasks for every arm). */
-export function evaluateSuccess(policy: ContextPolicy, cfg: ClipConfig, seed: number): number {
+export function evaluateSuccess(policy: ContextPolicy, cfg: ClipLabConfig, seed: number): number {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/eval-tasks');
   const tasks = sampleTaskBatch(taskRng, cfg.eval_tasks, (r) => sampleTokenTask(r, cfg.max_operand));

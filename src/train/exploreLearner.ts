@@ -20,10 +20,10 @@
  *
  * Both policies see the same task draws, sampling draws and tool noise for the same streams.
  */
-import { aggLossGrad, type LossAggMode } from '../../core/aggLoss.js';
-import { entropyLossGrad } from '../../core/entropy.js';
-import { rolloutIsWeights } from '../../core/rolloutCorrection.js';
-import { policyLossVanillaGrad } from '../../core/vanillaPolicyLoss.js';
+import { aggLossGrad, type LossAggMode } from '../core/aggLoss.js';
+import { entropyLossGrad } from '../core/entropy.js';
+import { rolloutIsWeights } from '../core/rolloutCorrection.js';
+import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import {
   maxPromptLength,
   PROMPTED_VOCAB_SIZE,
@@ -33,7 +33,7 @@ import {
   promptedContextCount,
   runPromptedEpisode,
   type TranscriptAgent,
-} from '../../envs/promptedArithmetic.js';
+} from '../envs/promptedArithmetic.js';
 import {
   FIRST_OBSERVATION_TOKEN,
   TOK_ADD,
@@ -41,17 +41,16 @@ import {
   TOK_SUB,
   TOK_SUBMIT,
   TOK_THINK,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy, chainLogProbGrad } from '../../policy/contextPolicy.js';
-import { clipGradNorm } from '../../policy/gradClip.js';
-import { packSequences, SequenceModel, type SequenceSampler } from '../../policy/sequenceModel.js';
-import { sampleTempered, temperedTables } from '../../policy/temperature.js';
-import type { Rng } from '../../random.js';
-import { Optimizer } from '../../train/adam.js';
-import { groupBatch } from '../../train/batching.js';
-import { rolloutGroups } from '../../train/rollout.js';
-import { gatherLogProbs, type PackedBatch } from '../../train/tokenLearner.js';
-import type { JsonValue } from '../types.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
+import { clipGradNorm } from '../policy/gradClip.js';
+import { packSequences, SequenceModel, type SequenceSampler } from '../policy/sequenceModel.js';
+import { sampleTempered, temperedTables } from '../policy/temperature.js';
+import type { Rng } from '../random.js';
+import { Optimizer } from './adam.js';
+import { groupBatch } from './batching.js';
+import { rolloutGroups } from './rollout.js';
+import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
 
 export interface ExploreLearnerConfig {
   policy: 'table' | 'neural';
@@ -86,7 +85,7 @@ export interface UpdateTerms {
 }
 
 export interface ExploreLearner {
-  readonly description: Record<string, JsonValue>;
+  readonly description: Record<string, string | number>;
   /** `repeats` episodes per task at temperature `tau`, task-major. */
   rollout(
     tasks: readonly PromptedTask[],

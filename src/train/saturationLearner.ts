@@ -11,23 +11,23 @@
  * independent quality — the success rate of its action sequence re-played with the tool slip rate
  * raised — and the ranker's scores are rank-correlated with it within the group.
  */
-import { redistributeAdvantages } from '../../core/advantageRedistribution.js';
-import { spearman } from '../../core/rankCorrelation.js';
-import { replaySuccessRate } from '../../envs/actionReplay.js';
+import { redistributeAdvantages } from '../core/advantageRedistribution.js';
+import { spearman } from '../core/rankCorrelation.js';
+import { replaySuccessRate } from '../envs/actionReplay.js';
 import {
   FIRST_OBSERVATION_TOKEN,
   sampleTokenTask,
   type TokenEnvOptions,
   type TokenTask,
   VOCAB_SIZE,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../../policy/contextPolicy.js';
-import type { Rng } from '../../random.js';
-import type { Optimizer } from '../../train/adam.js';
-import { groupBatch } from '../../train/batching.js';
-import { groupLabels, sampleTaskBatch, tokenEnvRollout } from '../../train/rollout.js';
-import { gatherLogProbs, ppoUpdate } from '../../train/tokenLearner.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
+import type { Rng } from '../random.js';
+import type { Optimizer } from './adam.js';
+import { groupBatch } from './batching.js';
 import { type RankerName, type Rubric, rankerScores, trajectoryFeatures } from './rankers.js';
+import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { gatherLogProbs, ppoUpdate } from './tokenLearner.js';
 
 /** The learner's state: policy, optimizer and rubric. Arms branch from one state by {@link cloneState}. */
 export interface LearnerState {
