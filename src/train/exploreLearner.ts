@@ -86,10 +86,10 @@ export interface UpdateTerms {
 
 export interface ExploreLearner {
   readonly description: Record<string, string | number>;
-  /** `repeats` episodes per task at temperature `tau`, task-major. */
+  /** `repeats` episodes per task (or `repeats[k]` for task k) at temperature `tau`, task-major. */
   rollout(
     tasks: readonly PromptedTask[],
-    repeats: number,
+    repeats: number | readonly number[],
     tau: number,
     pick: Rng,
     noise: Rng,

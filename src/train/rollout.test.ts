@@ -8,7 +8,13 @@ import {
 } from '../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../policy/contextPolicy.js';
 import { Rng } from '../random.js';
-import { groupLabels, rolloutGroups, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import {
+  groupLabels,
+  groupLabelsOfSizes,
+  rolloutGroups,
+  sampleTaskBatch,
+  tokenEnvRollout,
+} from './rollout.js';
 
 describe('rolloutGroups', () => {
   it('runs G episodes per task, task-major, in row order', () => {
@@ -21,6 +27,20 @@ describe('rolloutGroups', () => {
     expect(calls).toEqual(['a0', 'a0', 'b1', 'b1', 'c2', 'c2']);
     expect(rolloutGroups([], 4, () => 1)).toEqual([]);
     expect(rolloutGroups([1, 2], 0, () => 1)).toEqual([]);
+  });
+
+  it('takes a group size per task, still task-major, and labels those rows by task', () => {
+    const calls: number[] = [];
+    const rows = rolloutGroups(['a', 'b', 'c'], [1, 3, 0], (task, k) => {
+      calls.push(k);
+      return task;
+    });
+    expect(rows).toEqual(['a', 'b', 'b', 'b']);
+    expect(calls).toEqual([0, 1, 1, 1]);
+    expect(Array.from(groupLabelsOfSizes([1, 3, 0, 2]))).toEqual([0, 1, 1, 1, 3, 3]);
+    // equal sizes give the same rows and labels as one G
+    expect(rolloutGroups([1, 2], [2, 2], (t) => t)).toEqual(rolloutGroups([1, 2], 2, (t) => t));
+    expect(Array.from(groupLabelsOfSizes([2, 2]))).toEqual(groupLabels(4, 2));
   });
 
   it('labels rows by their task: floor(row / G)', () => {

@@ -30,17 +30,19 @@ export function sampleTaskBatch<T>(rng: Rng, count: number, sample: (rng: Rng) =
 
 /**
  * The K × G rollout: `groupSize` episodes of every task, task-major (row `k·G + g` is sample g of
- * task k). `runEpisode(task, k)` runs one episode with the caller's policy and streams; it is called
- * in row order, so draws happen task by task, sample by sample.
+ * task k); `groupSize` may instead give one size per task (explore's larger groups for some tasks).
+ * `runEpisode(task, k)` runs one episode with the caller's policy and streams; it is called in row
+ * order, so draws happen task by task, sample by sample.
  */
 export function rolloutGroups<T, E>(
   tasks: readonly T[],
-  groupSize: number,
+  groupSize: number | readonly number[],
   runEpisode: (task: T, taskIndex: number) => E,
 ): E[] {
   const out: E[] = [];
   tasks.forEach((task, k) => {
-    for (let g = 0; g < groupSize; g++) out.push(runEpisode(task, k));
+    const size = typeof groupSize === 'number' ? groupSize : (groupSize[k] as number);
+    for (let g = 0; g < size; g++) out.push(runEpisode(task, k));
   });
   return out;
 }
@@ -48,6 +50,15 @@ export function rolloutGroups<T, E>(
 /** The group label of each row of a task-major K × G rollout: `floor(row / G)` (verl's `uid` per prompt). */
 export function groupLabels(rows: number, groupSize: number): number[] {
   return Array.from({ length: rows }, (_, i) => Math.floor(i / groupSize));
+}
+
+/** The group labels of a task-major rollout with `sizes[k]` rows for task k: k repeated `sizes[k]` times. */
+export function groupLabelsOfSizes(sizes: readonly number[]): Int32Array {
+  const out: number[] = [];
+  sizes.forEach((s, k) => {
+    for (let i = 0; i < s; i++) out.push(k);
+  });
+  return Int32Array.from(out);
 }
 
 /** The tabular policy's sampler: one draw from `pick` per token, from row `context` of `probs` `[contexts, vocab]`. */
