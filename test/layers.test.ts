@@ -200,11 +200,11 @@ describe('import circles (docs/architecture.md §2)', () => {
     g.set('src/c.ts', ['src/d.ts']);
     expect(importCircles(g)).toEqual([]);
     // the reader sees each kind of import (this file's own graph would show them all on its own)
-    const graph = importGraph(['src/cli/commands/run.ts', 'src/experiments/tokenMeasures.ts']);
+    const graph = importGraph(['src/cli/commands/run.ts', 'src/train/tokenMeasures.ts']);
     expect(graph.get(join('src', 'cli', 'commands', 'run.ts'))).toContain(
       join('src', 'cli', 'commands', 'sweep.ts'),
     );
-    expect(graph.get(join('src', 'experiments', 'tokenMeasures.ts'))).toContain(
+    expect(graph.get(join('src', 'train', 'tokenMeasures.ts'))).toContain(
       join('src', 'train', 'lossWeights.ts'),
     );
   });

@@ -29,7 +29,7 @@ import {
 import { option } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
-import { type ArmResult, type ArmSpec, pooledTraining } from '../tokenMeasures.js';
+import { type ArmResult, type ArmSpec, pooledTraining } from '../../train/tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
 

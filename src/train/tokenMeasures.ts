@@ -5,14 +5,14 @@
  */
 import type { LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
+import type { JsonValue } from '../core/json.js';
 import { isObservationToken, ROLE_MODEL } from '../envs/tokenArithmetic.js';
-import type { ArmEpisode } from '../train/armEpisode.js';
-import type { WeightBucket } from '../train/lossWeights.js';
-import type { MaskRule } from '../train/tokenLearner.js';
-import type { TruncationPolicy } from './truncation/truncationPolicy.js';
-import type { JsonValue } from './types.js';
+import type { ArmEpisode } from './armEpisode.js';
+import type { WeightBucket } from './lossWeights.js';
+import type { MaskRule } from './tokenLearner.js';
+import type { TruncationPolicy } from './truncationPolicy.js';
 
-export type { ArmEpisode } from '../train/armEpisode.js';
+export type { ArmEpisode } from './armEpisode.js';
 
 export interface ArmSpec {
   arm: string;
