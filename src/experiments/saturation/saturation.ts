@@ -43,11 +43,11 @@ import {
   saturationUpdate,
   type UpdateSettings,
 } from '../../train/saturationLearner.js';
+import { measureEpisodes } from '../../train/tokenMeasures.js';
 import { fixed, round6 } from '../armReport.js';
 import { option } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
-import { measureEpisodes } from '../../train/tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
 
