@@ -55,6 +55,33 @@ describe('layering (docs/architecture.md §2)', () => {
     expect(violations).toEqual([]);
   });
 
+  it("no experiment's folder imports from another experiment's folder", () => {
+    // src/experiments/<name>/... may import src/experiments/*.ts (shared plumbing) and lower layers,
+    // never src/experiments/<other>/...: what two experiments share belongs in train/ or at the top.
+    const folderOf = (file: string): string | null => {
+      const parts = relative(join('src', 'experiments'), file).replace(/\\/g, '/').split('/');
+      return parts.length > 1 && parts[0] !== '..' ? (parts[0] as string) : null;
+    };
+    const violations: string[] = [];
+    for (const file of walk(join('src', 'experiments'))) {
+      const own = folderOf(file);
+      if (own === null) continue;
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(
+        /(?:import|export)[^'"]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g,
+      )) {
+        const spec = (m[1] ?? m[2]) as string;
+        const other = folderOf(join(file, '..', spec));
+        if (other !== null && other !== own) violations.push(`${file} imports ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+    // the rule sees a reach into a sibling folder and lets shared plumbing and lower layers through
+    expect(folderOf(join('src', 'experiments', 'clip', 'clipOptions.ts'))).toBe('clip');
+    expect(folderOf(join('src', 'experiments', 'options.ts'))).toBeNull();
+    expect(folderOf(join('src', 'train', 'rollout.ts'))).toBeNull();
+  });
+
   it('only src/cli prints or exits', () => {
     const offenders = sources
       .filter((f) => !f.startsWith(join('src', 'cli')))
@@ -173,12 +200,12 @@ describe('import circles (docs/architecture.md §2)', () => {
     g.set('src/c.ts', ['src/d.ts']);
     expect(importCircles(g)).toEqual([]);
     // the reader sees each kind of import (this file's own graph would show them all on its own)
-    const graph = importGraph(['src/cli/commands/run.ts', 'src/experiments/tokenMeasures.ts']);
+    const graph = importGraph(['src/cli/commands/run.ts', 'src/train/tokenMeasures.ts']);
     expect(graph.get(join('src', 'cli', 'commands', 'run.ts'))).toContain(
       join('src', 'cli', 'commands', 'sweep.ts'),
     );
-    expect(graph.get(join('src', 'experiments', 'tokenMeasures.ts'))).toContain(
-      join('src', 'experiments', 'lossWeights.ts'),
+    expect(graph.get(join('src', 'train', 'tokenMeasures.ts'))).toContain(
+      join('src', 'train', 'lossWeights.ts'),
     );
   });
 });

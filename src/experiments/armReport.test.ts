@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ArmResult } from '../train/tokenMeasures.js';
 import { armTable, pairedDifferences, trajectoryAccounting } from './armReport.js';
-import type { ArmResult } from './tokenMeasures.js';
 
 describe('trajectoryAccounting', () => {
   it("lists every arm's last-group rows in arm order, tagged with the arm", () => {

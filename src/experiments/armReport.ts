@@ -4,7 +4,7 @@
  * baseline arm (`metrics['<measure>.<arm>_minus_<baseline>']`), the trajectory accounting table,
  * and the number formats of the conclusions.
  */
-import type { ArmResult, UpdateRecord } from './tokenMeasures.js';
+import type { ArmResult, UpdateRecord } from '../train/tokenMeasures.js';
 import type { JsonValue } from './types.js';
 
 /** Per-update series of one measure for every arm, as `curves['<family>.<arm>']`. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { pooledTraining } from '../train/tokenMeasures.js';
 import { defaultConfig, resolveConfig } from './options.js';
 import { runTokenArm, TOKEN_LAB_OPTIONS, type TokenLabConfig } from './tokenLab.js';
-import { pooledTraining } from './tokenMeasures.js';
 import { truncation } from './truncation/truncation.js';
 
 const small: TokenLabConfig = TOKEN_LAB_OPTIONS.parse({

@@ -1,40 +1,26 @@
 /**
- * The token-level learner of the `mask`, `aggregation` and `truncation` experiments, read top to
- * bottom: config (the options they share, each default with its reason), setup, and `runTokenArm`'s
- * training loop: rollout, truncation policy, loss mask, GRPO advantages, PPO update, per-update
- * measurements; then the held-out evaluation. An arm is one (mask rule, loss_agg_mode, truncation
- * policy); the experiments say which arms to compare and what to report.
- *
- * Plumbing lives beside it: what is measured (tokenMeasures.ts), the truncation policies and DAPO's
- * penalty (truncationPolicy.ts), where the loss puts its weight (lossWeights.ts), and the record's
- * curves, tables and paired differences (armReport.ts).
+ * The token-level lab of the `mask`, `aggregation` and `truncation` experiments: the options they
+ * share (each default with its reason) and `runArms`, which runs their arms from one warm start.
+ * One arm's training loop (rollout, truncation policy, loss mask, GRPO advantages, PPO update,
+ * per-update measurements, held-out evaluation) is src/train/tokenArm.ts; the record's curves,
+ * tables and paired differences are armReport.ts.
  *
  * Common random numbers: every arm of a seed draws its training tasks, its sampling and the tool
  * noise from streams forked from the seed under the same labels, and is evaluated on the same
  * held-out tasks, so arms differ by their setting, not by their luck of the draw.
  */
 import { z } from 'zod';
-import { aggLossGrad } from '../core/aggLoss.js';
-import { sampleTokenTask, type TokenTask } from '../envs/tokenArithmetic.js';
 import { D_MODEL_RANGE } from '../policy/sequenceModel.js';
-import { Rng } from '../random.js';
-import { packTranscripts, responseMaskFromRoles, tokenGroupAdvantages } from '../train/tokenLearner.js';
-import { type ArmLearner, createLearner, POLICY_KINDS } from './armLearners.js';
-import { accumulateWeights, groupAccounting, type WeightBucket } from './lossWeights.js';
+import { POLICY_KINDS } from '../train/armLearners.js';
+import { passRateBefore, runTokenArm } from '../train/tokenArm.js';
+import type { ArmResult, ArmSpec, WarmStartInfo } from '../train/tokenMeasures.js';
 import { defineOptions, option } from './options.js';
-import {
-  type ArmEpisode,
-  type ArmResult,
-  type ArmSpec,
-  type EpisodeMeasures,
-  type LevelSuccess,
-  measureEpisodes,
-  successByLevel,
-  type UpdateRecord,
-  type WarmStartInfo,
-} from './tokenMeasures.js';
-import { maskTruncatedRows, shapeBatch } from './truncation/truncationPolicy.js';
 import { WARM_START_OPTIONS, warmStart } from './warmStart.js';
+
+// The seed's held-out tabular tasks live with the learners (filter's token learner reads them too);
+// one arm's training loop is train/tokenArm.ts. Re-exported for the experiments, bench and scripts.
+export { evaluationTasks } from '../train/armLearners.js';
+export { runTokenArm } from '../train/tokenArm.js';
 
 // --- config ------------------------------------------------------------------------------------------
 // Defaults: 16 tasks x 8 samples x 150 updates, 2 PPO epochs, clip 0.2, verl's unbiased std; the
@@ -187,142 +173,6 @@ export const NEURAL_POLICY_ONLY = {
     | 'think_cap'
     | keyof typeof WARM_START_OPTIONS]: true;
 };
-
-/** Evaluation tasks of a seed for the tabular env: the same for every arm and every option except max_operand. */
-export function evaluationTasks(
-  seed: number,
-  cfg: Pick<TokenLabConfig, 'eval_tasks' | 'max_operand'>,
-): TokenTask[] {
-  const rng = new Rng(seed).fork('token-lab/eval-tasks');
-  return Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(rng, cfg.max_operand));
-}
-
-/**
- * Held-out evaluation of the learner's current policy: `eval_tasks` tasks of the seed's evaluation
- * stream (the same for every arm and every option except max_operand), one sample each, at `budget`.
- */
-function evaluationEpisodes(
-  learner: ArmLearner,
-  seed: number,
-  cfg: TokenLabConfig,
-  budget: number,
-): ArmEpisode[] {
-  const root = new Rng(seed);
-  const tasks = learner.sampleTasks(root.fork('token-lab/eval-tasks'), cfg.eval_tasks);
-  const pick = root.fork('token-lab/eval-policy');
-  return learner.rollout(tasks, 1, pick, root.fork('token-lab/eval-noise'), budget);
-}
-
-function evaluate(learner: ArmLearner, seed: number, cfg: TokenLabConfig, budget: number): EpisodeMeasures {
-  return measureEpisodes(evaluationEpisodes(learner, seed, cfg, budget));
-}
-
-/**
- * Trains one arm from the initial policy and measures it. `onUpdate(i)` is called after update i
- * (for progress). Deterministic for (seed, cfg, spec).
- */
-export function runTokenArm(
-  spec: ArmSpec,
-  cfg: TokenLabConfig,
-  seed: number,
-  onUpdate?: (done: number) => void,
-  initialParams?: Float64Array,
-): ArmResult {
-  // --- setup: seeded streams shared by every arm, the prior policy, the optimizer
-  const root = new Rng(seed);
-  const taskRng = root.fork('token-lab/train-tasks');
-  const pick = root.fork('token-lab/train-policy');
-  const noise = root.fork('token-lab/train-noise');
-  // table or neural (armLearners.ts); a warm-started neural arm starts from the pretrained parameters
-  const learner = createLearner(cfg, root.fork('token-lab/policy-init'), initialParams);
-  const buckets: WeightBucket[] = [];
-  const updates: UpdateRecord[] = [];
-  let lastGroup: ArmResult['lastGroup'] = [];
-  let skipped = 0;
-
-  for (let u = 0; u < cfg.updates; u++) {
-    // --- rollout: K tasks x G samples with the current policy; old log-probs recorded now
-    const tasks = learner.sampleTasks(taskRng, cfg.tasks_per_update);
-    const all = learner.rollout(tasks, cfg.group_size, pick, noise, cfg.budget);
-
-    // --- the truncation policy: which rows are trained on, in which group, with which score
-    const { rows, group, scores, dropped } = shapeBatch(
-      all,
-      spec.truncation,
-      cfg.group_size,
-      cfg.budget,
-      cfg.overlong_buffer,
-    );
-    const record: UpdateRecord = {
-      ...measureEpisodes(all),
-      lossDenominator: 0,
-      lossTokensPerTrajectory: 0,
-      excludedTrajectories: dropped,
-      loss: Number.NaN,
-      clipfrac: Number.NaN,
-      failedLongShortWeightRatio: Number.NaN,
-    };
-    updates.push(record);
-    if (rows.length === 0) {
-      skipped++; // every row was dropped: nothing to train on
-      onUpdate?.(u + 1);
-      continue;
-    }
-
-    // --- loss mask: the arm's mask rule; the `mask` policy zeroes truncated rows
-    const batch = packTranscripts(rows);
-    const mask = responseMaskFromRoles(batch, spec.maskRule);
-    const { cols } = batch.shape;
-    if (spec.truncation === 'mask') record.excludedTrajectories += maskTruncatedRows(rows, mask, cols);
-    let lossTokens = 0;
-    for (let i = 0; i < mask.length; i++) lossTokens += mask[i] as number;
-    record.lossTokensPerTrajectory = lossTokens / all.length;
-    if (lossTokens === 0) {
-      skipped++; // every row was masked
-      onUpdate?.(u + 1);
-      continue;
-    }
-
-    // --- GRPO advantages per group, then PPO epochs on the clipped loss aggregated by loss_agg_mode
-    const adv = tokenGroupAdvantages(scores, group, batch, mask, { std: cfg.std });
-    const weights = aggLossGrad(mask, batch.shape, spec.lossAggMode);
-    const loss = { lossAggMode: spec.lossAggMode, clipRatio: cfg.clip_ratio };
-    const stats = learner.update(rows, batch, adv, mask, loss, cfg.ppo_epochs);
-
-    // --- measurements of this update
-    record.failedLongShortWeightRatio = accumulateWeights(buckets, rows, weights, mask, cols, lossTokens);
-    record.lossDenominator = stats.denominator.denominator;
-    record.loss = stats.epochs[0]?.loss ?? Number.NaN;
-    record.clipfrac = stats.epochs[stats.epochs.length - 1]?.metrics.pg_clipfrac ?? Number.NaN;
-    if (u === cfg.updates - 1) lastGroup = groupAccounting(rows, group, scores, adv, mask, weights, cols);
-    onUpdate?.(u + 1);
-  }
-
-  // --- held-out evaluation (and, for truncation, with the budget lifted)
-  const held = evaluationEpisodes(learner, seed, cfg, cfg.budget);
-  const byLevel = successByLevel(held);
-  return {
-    spec,
-    updates,
-    evaluation: measureEpisodes(held),
-    ...(byLevel.length ? { evaluationByLevel: byLevel } : {}),
-    evaluationUnbounded:
-      cfg.unbounded_budget === undefined ? null : evaluate(learner, seed, cfg, cfg.unbounded_budget),
-    weightByLength: buckets,
-    lastGroup,
-    skippedUpdates: skipped,
-    policy: learner.description,
-  };
-}
-
-/**
- * The held-out success per level of the policy `params` before any RL (the same evaluation tasks
- * and streams as after training, so before and after are paired task by task).
- */
-function passRateBefore(cfg: TokenLabConfig, seed: number, params: Float64Array): LevelSuccess[] {
-  const learner = createLearner(cfg, new Rng(seed).fork('token-lab/policy-init'), params);
-  return successByLevel(evaluationEpisodes(learner, seed, cfg, cfg.budget));
-}
 
 /**
  * Runs every arm in order with one progress callback over all of them. With init=sft every arm

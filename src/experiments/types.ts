@@ -4,6 +4,7 @@
  * random number from streams derived from the seed.
  */
 import type { z } from 'zod';
+import type { JsonValue } from '../core/json.js';
 import type { Summary } from '../core/stats.js';
 import type { UpdateTokens } from '../train/mismatchLearner.js';
 
@@ -17,8 +18,8 @@ export type OptionShape = Record<string, OptionField>;
 /** An experiment's options: a strict zod object of option fields (unknown keys are refused). */
 export type OptionsSchema<Shape extends OptionShape = OptionShape> = z.ZodObject<Shape, z.core.$strict>;
 
-/** Scalar or small JSON value. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** Scalar or small JSON value (declared in the core, src/core/json.ts, so every layer can name it). */
+export type { JsonValue };
 
 /** What `--json` prints and what is written to `runs/.../record.json` (docs/architecture.md §4). */
 export interface RunRecord {

@@ -29,9 +29,9 @@ import {
   saveCheckpoint,
 } from '../policy/checkpoint.js';
 import { Rng } from '../random.js';
+import { createSequenceModel, type LearnerConfig } from '../train/armLearners.js';
 import { DEMONSTRATOR_BEHAVIOURS, type DemonstratorMixture, mixtureCdf } from '../train/demonstrator.js';
 import { pretrainSequenceModel, SFT_CODE_VERSION } from '../train/sft.js';
-import { createSequenceModel, type LearnerConfig } from './armLearners.js';
 import { asOptionError, option } from './options.js';
 import type { JsonValue } from './types.js';
 import { VERSION } from './version.js';

@@ -59,6 +59,7 @@ import {
   type GroupAdvantageOptions,
   TEACHING_ADVANTAGE,
 } from './groupReinforce.js';
+import { rolloutGroups } from './rollout.js';
 
 export type Correction = 'none' | 'is' | 'tis' | 'seq_is' | 'seq_tis' | 'drop';
 export const CORRECTIONS: readonly Correction[] = ['none', 'is', 'tis', 'seq_is', 'seq_tis', 'drop'];
@@ -351,18 +352,19 @@ export function runAsyncLearner(
       generate: ({ id, version }) => {
         const behaviour = versions[version] as Float64Array;
         const task = sampleTask(streams.tasks, o.operands);
-        const episodes: Episode[] = [];
         const tokens: number[] = [];
         let longest = 0;
-        for (let g = 0; g < o.groupSize; g++) {
-          const ep = rolloutEpisode(behaviour, task, streams.policy);
+        // one group per generation event: the K x G rollout with K = 1; each episode's token
+        // lengths are drawn right after it, as the engine would report them
+        const episodes = rolloutGroups([task], o.groupSize, (t) => {
+          const ep = rolloutEpisode(behaviour, t, streams.policy);
           let n = 0;
-          for (let t = 0; t < ep.steps.length; t++) n += sampleActionTokens(o.length, streams.lengths);
-          episodes.push(ep);
+          for (let s = 0; s < ep.steps.length; s++) n += sampleActionTokens(o.length, streams.lengths);
           tokens.push(n);
           generated.push(n);
           if (n > longest) longest = n;
-        }
+          return ep;
+        });
         groupData[id] = { episodes, tokens };
         return longest * o.secondsPerToken;
       },

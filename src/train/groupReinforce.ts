@@ -20,6 +20,7 @@ import type { Task } from '../envs/toolArithmetic.js';
 import { accumulateGradLogProb, checkLogits, NUM_LOGITS } from '../policy/tabular.js';
 import type { Rng } from '../random.js';
 import { type Episode, rolloutEpisode } from './episode.js';
+import { groupLabels, rolloutGroups } from './rollout.js';
 
 /** One on-policy batch: `tasks.length` groups of `groupSize` episodes, group-major. */
 export interface GroupBatch {
@@ -48,20 +49,9 @@ export function collectGroups(
       details: { field: 'group_size', value: groupSize },
     });
   }
-  const B = tasks.length * groupSize;
-  const episodes: Episode[] = [];
-  const rewards = new Float64Array(B);
-  const index = new Int32Array(B);
-  for (let k = 0; k < tasks.length; k++) {
-    const task = tasks[k] as Task;
-    for (let g = 0; g < groupSize; g++) {
-      const i = k * groupSize + g;
-      const ep = rolloutEpisode(logits, task, rng);
-      episodes.push(ep);
-      rewards[i] = ep.reward;
-      index[i] = k;
-    }
-  }
+  const episodes = rolloutGroups(tasks, groupSize, (task) => rolloutEpisode(logits, task, rng));
+  const rewards = Float64Array.from(episodes, (ep) => ep.reward);
+  const index = Int32Array.from(groupLabels(episodes.length, groupSize));
   return { episodes, rewards, index, groups: tasks.length, groupSize };
 }
 

@@ -25,7 +25,6 @@ import { DEFAULT_PROB_EDGES, sequenceStatsOf } from '../core/sequenceMismatchSta
 import {
   type PromptedEnvOptions,
   type PromptedEpisode,
-  type PromptedTask,
   runPromptedEpisode,
   samplePromptedTask,
 } from '../envs/promptedArithmetic.js';
@@ -39,9 +38,10 @@ import { SequenceAgent } from '../policy/sequenceAgent.js';
 import { packSequences, type SequenceBatch, type SequenceModel } from '../policy/sequenceModel.js';
 import type { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
+import { groupBatch } from './batching.js';
 import { applyCorrection, type CorrectionThresholds, type MismatchArm } from './mismatchCorrections.js';
+import { groupLabels, rolloutGroups, sampleTaskBatch } from './rollout.js';
 import { sequencePpoUpdate } from './sequenceLearner.js';
-import { packTranscripts, responseMaskFromRoles, tokenGroupAdvantages } from './tokenLearner.js';
 
 const ROLE_MODEL = 1;
 
@@ -234,24 +234,19 @@ export function runMismatchArm(
     // --- rollout with the engine (its weights synced every engine_lag + 1 updates)
     const staleness = sync.beforeRollout(engine, model, u);
     const agent = new EngineAgent(engine, s.pick);
-    const tasks: PromptedTask[] = [];
-    for (let i = 0; i < o.tasksPerUpdate; i++)
-      tasks.push(samplePromptedTask(s.tasks, o.maxOperand, 1, o.maxLevel));
-    const episodes: PromptedEpisode[] = [];
+    const tasks = sampleTaskBatch(s.tasks, o.tasksPerUpdate, (r) =>
+      samplePromptedTask(r, o.maxOperand, 1, o.maxLevel),
+    );
     const engineLp: number[][] = [];
-    const group: number[] = [];
-    tasks.forEach((task, k) => {
-      for (let g = 0; g < o.groupSize; g++) {
-        episodes.push(runPromptedEpisode(task, agent, s.noise, o.env));
-        engineLp.push(agent.engineLogProbs.slice());
-        group.push(k);
-      }
+    const episodes = rolloutGroups(tasks, o.groupSize, (task) => {
+      const episode = runPromptedEpisode(task, agent, s.noise, o.env);
+      engineLp.push(agent.engineLogProbs.slice());
+      return episode;
     });
-    const batch = packTranscripts(episodes);
-    const shape = batch.shape;
-    const mask = responseMaskFromRoles(batch, 'model_tokens');
+    const group = groupLabels(episodes.length, o.groupSize);
     const scores: number[] = episodes.map((e) => (e.status === 'success' ? 1 : 0));
-    const adv = tokenGroupAdvantages(scores, group, batch, mask, { std: o.std });
+    const { batch, mask, advantages: adv } = groupBatch(episodes, scores, group, { norm: { std: o.std } });
+    const shape = batch.shape;
     const seq = packSequences(
       episodes.map((e) => e.prompt),
       episodes.map((e) => e.tokens),

@@ -16,10 +16,16 @@
 
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../../core/aggLoss.js';
+import {
+  type ArmResult,
+  type ArmSpec,
+  lateMean,
+  overallMean,
+  pooledTraining,
+} from '../../train/tokenMeasures.js';
 import { armCurves, armTable, fixed, levelReport, pairedDifferences, round6 } from '../armReport.js';
 import { startStopwatch } from '../stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
-import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
 

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { policyLossVanilla } from '../../core/vanillaPolicyLoss.js';
 import { VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
+import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from '../../train/clipLab.js';
 import { runSeeds } from '../multiSeed.js';
 import { configOf, resolveConfig } from '../options.js';
 import type { JsonValue, RunRecord } from '../types.js';
 import { type ClipConfig, clip, clippedMovedFurtherNote } from './clip.js';
-import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } from './clipLab.js';
 
 // A small grid that still has every kind of arm: 2 clip ratios + none + clip-higher, dual on/off,
 // 2 mini-batch counts, one optimizer with one lr, 3 epoch counts.

@@ -27,9 +27,6 @@
  */
 import { ratioHistogram, ratioStats, trueKlAtPositions } from '../../core/clipMeasures.js';
 import { VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
-import { startStopwatch } from '../stopwatch.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import {
   bandOf,
   type CheckpointMeasures,
@@ -42,7 +39,10 @@ import {
   sampleSweepBatch,
   trainWithReferenceKl,
   warmUp,
-} from './clipLab.js';
+} from '../../train/clipLab.js';
+import { startStopwatch } from '../stopwatch.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { VERSION } from '../version.js';
 import { CLIP_OPTIONS, type ClipConfig } from './clipOptions.js';
 
 // --- config: CLIP_OPTIONS and ClipConfig live in clipOptions.ts (clipLab.ts needs the type too) ------

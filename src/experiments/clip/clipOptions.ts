@@ -1,7 +1,7 @@
 /**
  * The options of `labs run --experiment clip` (clip.ts) and its config type. In their own file because
- * both the experiment (clip.ts) and its plumbing (clipLab.ts) need `ClipConfig`, and clip.ts imports
- * clipLab.ts: declaring the options here keeps the two from importing each other.
+ * the experiment (clip.ts) and its tests need `ClipConfig`; the learner (src/train/clipLab.ts) reads
+ * the keys it needs through its own `ClipLabConfig`, which `ClipConfig` satisfies.
  */
 import { z } from 'zod';
 import { KL_PENALTY_NAMES, type KlPenaltyName } from '../../core/kl.js';

@@ -2,10 +2,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { LabError } from '../../core/errors.js';
 import { samplePromptedTask } from '../../envs/promptedArithmetic.js';
 import { Rng } from '../../random.js';
+import { createExploreLearner } from '../../train/exploreLearner.js';
 import { configOf, runExperiment } from '../options.js';
 import type { RunRecord } from '../types.js';
 import { explore } from './explore.js';
-import { createExploreLearner } from './exploreLearner.js';
 
 const SMALL = {
   updates: 3,

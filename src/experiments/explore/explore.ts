@@ -23,17 +23,18 @@ import { LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
 import { type PromptedTask, samplePromptedTask } from '../../envs/promptedArithmetic.js';
 import { D_MODEL_RANGE } from '../../policy/sequenceModel.js';
 import { Rng } from '../../random.js';
-import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import {
   createExploreLearner,
   type ExploreEpisode,
   type ExploreLearner,
   expertTranscripts,
   type UpdateTerms,
-} from './exploreLearner.js';
+} from '../../train/exploreLearner.js';
+import { groupLabelsOfSizes } from '../../train/rollout.js';
+import { defineOptions, option } from '../options.js';
+import { startStopwatch } from '../stopwatch.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { VERSION } from '../version.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);
@@ -176,27 +177,6 @@ function evaluateLevels(learner: ExploreLearner, evalSet: readonly PromptedTask[
   return evalSet.map((tasks) => mean(learner.rollout(tasks, 1, 1, pick, noise).map((e) => e.score)));
 }
 
-/** GRPO group labels of a task-major batch with `sizes[k]` rows for task k. */
-function groupLabels(sizes: readonly number[]): Int32Array {
-  const out: number[] = [];
-  sizes.forEach((s, k) => {
-    for (let i = 0; i < s; i++) out.push(k);
-  });
-  return Int32Array.from(out);
-}
-
-/** Rollout with a group size per task (the same pick/noise streams for every arm). */
-function rolloutGroups(
-  learner: ExploreLearner,
-  tasks: readonly PromptedTask[],
-  sizes: readonly number[],
-  tau: number,
-  pick: Rng,
-  noise: Rng,
-): ExploreEpisode[] {
-  return tasks.flatMap((t, k) => learner.rollout([t], sizes[k] as number, tau, pick, noise));
-}
-
 function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
   const elapsedMs = startStopwatch();
   const seed = ctx.seed;
@@ -248,8 +228,8 @@ function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
     const batches: Batch[] = [];
     for (let u = 0; u < cfg.updates; u++) {
       const { tasks, sizes } = draw(u, s.tasks, learner);
-      const rows = rolloutGroups(learner, tasks, sizes, terms.temperature, s.pick, s.noise);
-      const { entropy } = learner.update(rows, groupLabels(sizes), terms);
+      const rows = learner.rollout(tasks, sizes, terms.temperature, s.pick, s.noise);
+      const { entropy } = learner.update(rows, groupLabelsOfSizes(sizes), terms);
       batches.push(measureBatch(rows, entropy));
       afterUpdate?.(u, learner, rows, sizes);
       tick();

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { PROMPTED_VOCAB_SIZE, samplePromptedTask } from '../../envs/promptedArithmetic.js';
 import { FIRST_OBSERVATION_TOKEN } from '../../envs/tokenArithmetic.js';
 import { Rng } from '../../random.js';
+import { createExploreLearner, type ExploreEpisode, type UpdateTerms } from '../../train/exploreLearner.js';
 import { configOf } from '../options.js';
 import { explore } from './explore.js';
-import { createExploreLearner, type ExploreEpisode, type UpdateTerms } from './exploreLearner.js';
 
 const cfg = configOf(explore, {});
 const tasks = [1, 2, 3].map((l) => samplePromptedTask(new Rng(10 + l), 99, l, l));

@@ -25,13 +25,18 @@ import { z } from 'zod';
 import { grpoScalarAdvantages } from '../../core/grpo.js';
 import { type ZeroVarianceRule, type ZeroVarianceScope, zeroVarianceRows } from '../../core/zeroVariance.js';
 import { Rng } from '../../random.js';
+import {
+  agentLearner,
+  type FilterLearner,
+  type Generated,
+  tokenLearner,
+} from '../../train/filterLearners.js';
 import { fixed, pairedDifferences, round6 } from '../armReport.js';
 import { defineOptions, option } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
-import { agentLearner, type FilterLearner, type Generated, tokenLearner } from './filterLearners.js';
 
 // --- config -------------------------------------------------------------------------------------------
 const int = (min: number, max: number) => z.number().int().min(min).max(max);

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
+import { type ArmResult, type ArmSpec, pooledTraining } from '../../train/tokenMeasures.js';
 import {
   armCurves,
   armTable,
@@ -29,7 +30,6 @@ import {
 import { option } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
-import { type ArmResult, type ArmSpec, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
 

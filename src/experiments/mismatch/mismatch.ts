@@ -20,13 +20,13 @@ import { LabError } from '../../core/errors.js';
 import { PROMPTED_VOCAB_SIZE } from '../../envs/promptedArithmetic.js';
 import type { InferenceEngineOptions } from '../../policy/inferenceEngine.js';
 import { Rng } from '../../random.js';
+import { createSequenceModel, type LearnerConfig } from '../../train/armLearners.js';
 import {
   type CorrectionThresholds,
   MISMATCH_ARMS,
   type MismatchArm,
 } from '../../train/mismatchCorrections.js';
 import { type MismatchArmResult, type MismatchStreams, runMismatchArm } from '../../train/mismatchLearner.js';
-import { createSequenceModel, type LearnerConfig } from '../armLearners.js';
 import { option, withDefault } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';

@@ -32,24 +32,24 @@ import { contextCount, VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../../policy/contextPolicy.js';
 import { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
-import { fixed, round6 } from '../armReport.js';
-import { option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
-import { measureEpisodes } from '../tokenMeasures.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
-import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from './rankers.js';
+import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from '../../train/rankers.js';
+import { tokenEnvRollout } from '../../train/rollout.js';
 import {
   cloneState,
   initialTokenLogits,
   type LearnerState,
   type LearnerStreams,
   type SaturationUpdate,
-  sampleTokenEpisodes,
   saturationUpdate,
   type UpdateSettings,
-} from './saturationLearner.js';
+} from '../../train/saturationLearner.js';
+import { measureEpisodes } from '../../train/tokenMeasures.js';
+import { fixed, round6 } from '../armReport.js';
+import { option } from '../options.js';
+import { startStopwatch } from '../stopwatch.js';
+import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
+import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { VERSION } from '../version.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({
@@ -185,8 +185,8 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
   const evalTasks = evaluationTasks(ctx.seed, cfg);
   const evaluate = (policy: ContextPolicy, toolErrorRate: number) =>
     measureEpisodes(
-      sampleTokenEpisodes(
-        policy,
+      tokenEnvRollout(
+        policy.probabilities(),
         evalTasks,
         1,
         root.fork('saturation/eval-policy'),

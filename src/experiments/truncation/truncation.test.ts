@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { overlongPenalty } from '../../train/truncationPolicy.js';
 import { resolveConfig, runExperiment } from '../options.js';
 import type { JsonValue, RunRecord } from '../types.js';
 import { truncation } from './truncation.js';
-import { overlongPenalty } from './truncationPolicy.js';
 
 describe('truncation experiment', () => {
   const config = resolveConfig(truncation, ['updates=30', 'eval_tasks=100']);

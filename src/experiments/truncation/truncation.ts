@@ -19,6 +19,13 @@ import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
 import { LabError } from '../../core/errors.js';
 import {
+  type ArmResult,
+  type ArmSpec,
+  type EpisodeMeasures,
+  pooledTraining,
+} from '../../train/tokenMeasures.js';
+import { TRUNCATION_POLICIES } from '../../train/truncationPolicy.js';
+import {
   armCurves,
   armTable,
   fixed,
@@ -30,10 +37,8 @@ import {
 import { option, withDefault } from '../options.js';
 import { startStopwatch } from '../stopwatch.js';
 import { runArms, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
-import { type ArmResult, type ArmSpec, type EpisodeMeasures, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
 import { VERSION } from '../version.js';
-import { TRUNCATION_POLICIES } from './truncationPolicy.js';
 
 // --- config -----------------------------------------------------------------------------------------
 // budget 25: the smallest budget at which verifying still beats not verifying under the budget for a

@@ -14,8 +14,8 @@
  * against the initial policy as the reference. Every random draw comes from streams forked from the
  * seed under labels shared by all arms (common random numbers).
  */
-import { LabError } from '../../core/errors.js';
-import { klPenaltyDerivative } from '../../core/klLoss.js';
+import { LabError } from '../core/errors.js';
+import { klPenaltyDerivative } from '../core/klLoss.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
@@ -23,30 +23,19 @@ import {
   sampleTokenTask,
   type TokenEpisode,
   VOCAB_SIZE,
-} from '../../envs/tokenArithmetic.js';
-import { type Outcome, sampleTasks } from '../../envs/toolArithmetic.js';
-import { ContextPolicy, chainLogProbGrad } from '../../policy/contextPolicy.js';
-import {
-  accumulateGradLogProb,
-  actionProbs,
-  createLogits,
-  logProb,
-  NUM_LOGITS,
-} from '../../policy/tabular.js';
-import { Rng } from '../../random.js';
-import { Optimizer } from '../../train/adam.js';
-import type { Episode } from '../../train/episode.js';
-import { evaluatePolicy } from '../../train/evaluate.js';
-import { ascend, collectGroups } from '../../train/groupReinforce.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenLossAndGrad,
-} from '../../train/tokenLearner.js';
-import { sampleEpisodes } from '../clip/clipLab.js';
-import { evaluationTasks, type TokenLabConfig } from '../tokenLab.js';
-import { measureEpisodes } from '../tokenMeasures.js';
+} from '../envs/tokenArithmetic.js';
+import { type Outcome, sampleTasks } from '../envs/toolArithmetic.js';
+import { ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
+import { accumulateGradLogProb, actionProbs, createLogits, logProb, NUM_LOGITS } from '../policy/tabular.js';
+import { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from './adam.js';
+import { evaluationTasks } from './armLearners.js';
+import { packBatch } from './batching.js';
+import type { Episode } from './episode.js';
+import { evaluatePolicy } from './evaluate.js';
+import { ascend, collectGroups } from './groupReinforce.js';
+import { sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { gatherLogProbs, tokenLossAndGrad } from './tokenLearner.js';
 
 /** Rows sampled by one call of {@link FilterLearner.sample}: `groups x groupSize` rows, group-major. */
 export interface Generated<R> {
@@ -181,8 +170,20 @@ export function agentLearner(seed: number, o: AgentLearnerOptions): FilterLearne
 
 // --- token: token-arithmetic env, context table, PPO epochs with Adam ---------------------------------
 
-/** The token learner's options: the token lab's config (env, optimizer, PPO). */
-export type TokenLearnerOptions = Omit<TokenLabConfig, 'overlong_buffer' | 'unbounded_budget'>;
+/** The token learner's options: the token lab's config keys it reads (env, optimizer, PPO, evaluation). */
+export interface TokenLearnerOptions {
+  budget: number;
+  tool_error_rate: number;
+  think_buckets: number;
+  observation_logit_init: number;
+  max_operand: number;
+  optimizer: OptimizerKind;
+  lr: number;
+  group_size: number;
+  ppo_epochs: number;
+  clip_ratio: number;
+  eval_tasks: number;
+}
 
 /** The token env's learner (see the file header). Reference policy: the initial ("pretrained") table. */
 export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLearner<TokenEpisode> {
@@ -202,8 +203,8 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
   const optimizer = new Optimizer(policy.logits.length, { kind: cfg.optimizer, learningRate: cfg.lr });
   return {
     sample(groups) {
-      const tasks = Array.from({ length: groups }, () => sampleTokenTask(taskRng, cfg.max_operand));
-      const rows = sampleEpisodes(policy.probabilities(), tasks, cfg.group_size, pick, noise, env);
+      const tasks = sampleTaskBatch(taskRng, groups, (r) => sampleTokenTask(r, cfg.max_operand));
+      const rows = tokenEnvRollout(policy.probabilities(), tasks, cfg.group_size, pick, noise, env);
       const success = Float64Array.from(rows, (e) => (e.status === 'success' ? 1 : 0));
       const partial = Float64Array.from(rows, (e) =>
         partialCredit(e.status === 'success', e.status === 'wrong_answer'),
@@ -212,8 +213,8 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
       return { rows, success, partial, tokens };
     },
     update(rows, adv, pgDenominator, klRows, beta) {
-      const batch = packTranscripts(rows);
-      const mask = responseMaskFromRoles(batch, 'model_tokens');
+      // per-row advantages (the experiment's own), so packing and the mask only, no GRPO here
+      const { batch, mask } = packBatch(rows);
       const { cols } = batch.shape;
       const advTok = new Float32Array(mask.length);
       const klMask = new Float64Array(mask.length);
@@ -282,7 +283,7 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
     },
     evaluate() {
       const evalRoot = new Rng(seed);
-      const eps = sampleEpisodes(
+      const eps = tokenEnvRollout(
         policy.probabilities(),
         evaluationTasks(seed, { ...cfg }),
         1,
@@ -290,7 +291,8 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
         evalRoot.fork('filter/token/eval-noise'),
         env,
       );
-      return measureEpisodes(eps).success;
+      // the success rate as the token lab's measureEpisodes computes it: successes / episodes
+      return eps.filter((e) => e.status === 'success').length / eps.length;
     },
   };
 }

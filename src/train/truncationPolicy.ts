@@ -4,8 +4,8 @@
  * penalty. `shapeBatch` applies a policy to a sampled batch: which rows are trained on, in which
  * group, with which score.
  */
-import { LabError } from '../../core/errors.js';
-import type { ArmEpisode } from '../armEpisode.js';
+import { LabError } from '../core/errors.js';
+import type { ArmEpisode } from './armEpisode.js';
 
 /**
  * What happens to a trajectory that hit the token budget before submitting:

@@ -2,28 +2,28 @@
  * Plumbing of the `clip` experiment: the tabular policy of the token lab, rollouts at a sampling
  * temperature, fixed batches (GRPO advantages, old log-probs), the warm-up that gives the sweep a
  * policy in mid-training, one sweep arm on one fixed batch measured after every checkpoint epoch,
- * and a full training run with verl's KL loss to the reference policy. `clip.ts` says which arms to
- * run and what to report.
+ * and a full training run with verl's KL loss to the reference policy. The experiment
+ * (src/experiments/clip/clip.ts) says which arms to run and what to report.
  *
  * Streams: every draw comes from a stream forked from the seed under a fixed label, so all arms of
  * a seed see the same warm-up, the same fixed batches and the same held-out tasks.
  */
-import { trueKlAtPositions } from '../../core/clipMeasures.js';
-import { LabError } from '../../core/errors.js';
+import { trueKlAtPositions } from '../core/clipMeasures.js';
+import { LabError } from '../core/errors.js';
+import type { KlPenaltyName } from '../core/kl.js';
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
   sampleTokenTask,
   type TokenEnvOptions,
   type TokenEpisode,
-  type TokenTask,
   VOCAB_SIZE,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../../policy/contextPolicy.js';
-import { softmaxRow } from '../../policy/softmax.js';
-import { Rng } from '../../random.js';
-import { Optimizer, type OptimizerKind } from '../../train/adam.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
+import { softmaxRow } from '../policy/softmax.js';
+import { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from './adam.js';
+import { groupBatch } from './batching.js';
 import {
   type DriftMeasures,
   type FixedBatch,
@@ -31,14 +31,32 @@ import {
   type PolicyModel,
   ppoEpochs,
   tabularModel,
-} from '../../train/clipSweep.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from '../../train/tokenLearner.js';
-import type { ClipConfig } from './clipOptions.js';
+} from './clipSweep.js';
+import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { gatherLogProbs } from './tokenLearner.js';
+
+/**
+ * The clip experiment's config keys this learner reads (src/experiments/clip/clipOptions.ts declares
+ * them, with defaults and ranges; its `ClipConfig` satisfies this).
+ */
+export interface ClipLabConfig {
+  budget: number;
+  tool_error_rate: number;
+  think_buckets: number;
+  observation_logit_init: number;
+  max_operand: number;
+  tasks_per_update: number;
+  group_size: number;
+  eval_tasks: number;
+  warmup_updates: number;
+  stale_lag: number;
+  train_lr: number;
+  train_ppo_epochs: number;
+  train_clip_ratio: number;
+  clip_ratio_c: number;
+  kl_loss_type: KlPenaltyName;
+  ref_updates: number;
+}
 
 /**
  * A clip ratio that never binds: `1 − ε < 0` and `log(1 + ε) > 20`, verl's log-ratio clamp, so the
@@ -68,12 +86,12 @@ export interface SweepArm {
 }
 
 /** The token env's options of a config (budget, tool error rate, think buckets). */
-export function envOptions(cfg: ClipConfig): TokenEnvOptions {
+export function envOptions(cfg: ClipLabConfig): TokenEnvOptions {
   return { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
 }
 
 /** The initial ("pretrained") policy: action logits 0, observation tokens `observation_logit_init`. */
-export function initialPolicy(cfg: ClipConfig): ContextPolicy {
+export function initialPolicy(cfg: ClipLabConfig): ContextPolicy {
   const tokenLogits = Array.from({ length: VOCAB_SIZE }, (_, v) =>
     v >= FIRST_OBSERVATION_TOKEN ? cfg.observation_logit_init : 0,
   );
@@ -99,22 +117,6 @@ export function temperedLogProbabilities(policy: ContextPolicy, temperature: num
   return temperedProbabilities(policy, temperature).map(Math.log);
 }
 
-/** `groupSize` episodes per task, tokens drawn from `probs` (`[contexts, vocab]`). */
-export function sampleEpisodes(
-  probs: Float64Array,
-  tasks: readonly TokenTask[],
-  groupSize: number,
-  pick: Rng,
-  noise: Rng,
-  env: TokenEnvOptions,
-): TokenEpisode[] {
-  const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
-  const out: TokenEpisode[] = [];
-  for (const task of tasks)
-    for (let g = 0; g < groupSize; g++) out.push(runTokenEpisode(task, choose, noise, env));
-  return out;
-}
-
 /**
  * The fixed inputs of one update from a rollout: packed batch, verl's response mask (model tokens),
  * GRPO advantages (verl defaults: unbiased std) and `old_log_prob` from `oldLogTable` (the
@@ -125,14 +127,10 @@ export function fixedBatchFrom(
   groupSize: number,
   oldLogTable: Float64Array,
 ): FixedBatch {
-  const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  const index = episodes.map((_, i) => Math.floor(i / groupSize));
-  const advantages = tokenGroupAdvantages(
+  const { batch, mask, advantages } = groupBatch(
+    episodes,
     episodes.map((e) => e.score),
-    index,
-    batch,
-    mask,
+    groupLabels(episodes.length, groupSize),
   );
   return { batch, mask, advantages, oldLogProb: gatherLogProbs(oldLogTable, VOCAB_SIZE, batch) };
 }
@@ -149,7 +147,7 @@ function trainStep(
   model: PolicyModel,
   optimizer: Optimizer,
   fixed: FixedBatch,
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
   klLoss: KlLossArgs | null,
 ) {
   return ppoEpochs(model, optimizer, fixed, {
@@ -179,7 +177,7 @@ export interface WarmUp {
  * sweep starts from a policy in mid-training rather than from the uniform start (where every group
  * fails and every advantage is 0).
  */
-export function warmUp(cfg: ClipConfig, seed: number): WarmUp {
+export function warmUp(cfg: ClipLabConfig, seed: number): WarmUp {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/warmup-tasks');
   const pick = root.fork('clip/warmup-policy');
@@ -190,10 +188,8 @@ export function warmUp(cfg: ClipConfig, seed: number): WarmUp {
   const history: Float64Array[] = [Float64Array.from(policy.logits)];
   let lastSuccess = 0;
   for (let u = 0; u < cfg.warmup_updates; u++) {
-    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
-      sampleTokenTask(taskRng, cfg.max_operand),
-    );
-    const episodes = sampleEpisodes(
+    const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+    const episodes = tokenEnvRollout(
       policy.probabilities(),
       tasks,
       cfg.group_size,
@@ -232,7 +228,7 @@ export function sampleSweepBatch(
   policy: ContextPolicy,
   behaviourLogits: Float64Array,
   temperature: number,
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
   seed: number,
   label: string,
 ): SweepBatch {
@@ -240,8 +236,8 @@ export function sampleSweepBatch(
   const taskRng = root.fork(`clip/${label}/tasks`);
   const behaviour = new ContextPolicy(policy.contexts, policy.vocab);
   behaviour.logits.set(behaviourLogits);
-  const tasks = Array.from({ length: cfg.tasks_per_update }, () => sampleTokenTask(taskRng, cfg.max_operand));
-  const episodes = sampleEpisodes(
+  const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+  const episodes = tokenEnvRollout(
     temperedProbabilities(behaviour, temperature),
     tasks,
     cfg.group_size,
@@ -262,7 +258,7 @@ export function sampleSweepBatch(
 }
 
 /** verl's vanilla-loss options of an arm (clip low/high, dual-clip c). */
-export function lossOptionsOf(arm: SweepArm, cfg: ClipConfig) {
+export function lossOptionsOf(arm: SweepArm, cfg: ClipLabConfig) {
   return {
     clipRatio: arm.clip.low,
     clipRatioLow: arm.clip.low,
@@ -305,7 +301,7 @@ export function runSweepArm(
   batch: SweepBatch,
   oldLogits: Float64Array,
   checkpoints: readonly number[],
-  cfg: ClipConfig,
+  cfg: ClipLabConfig,
 ): CheckpointMeasures[] {
   const policy = new ContextPolicy(contextCount(cfg.think_buckets), VOCAB_SIZE);
   policy.logits.set(oldLogits);
@@ -363,7 +359,7 @@ export interface ReferenceRun {
  * reference of RL) for `ref_updates` updates of the standard learner plus verl's KL loss with
  * coefficient `coef` (0: no KL loss). Same task and sampling streams for every coefficient.
  */
-export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number): ReferenceRun {
+export function trainWithReferenceKl(cfg: ClipLabConfig, seed: number, coef: number): ReferenceRun {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/ref-tasks');
   const pick = root.fork('clip/ref-policy');
@@ -374,10 +370,8 @@ export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number
   const optimizer = new Optimizer(policy.logits.length, { kind: 'adam', learningRate: cfg.train_lr });
   const steps: ReferenceStep[] = [];
   for (let u = 0; u < cfg.ref_updates; u++) {
-    const tasks = Array.from({ length: cfg.tasks_per_update }, () =>
-      sampleTokenTask(taskRng, cfg.max_operand),
-    );
-    const episodes = sampleEpisodes(
+    const tasks = sampleTaskBatch(taskRng, cfg.tasks_per_update, (r) => sampleTokenTask(r, cfg.max_operand));
+    const episodes = tokenEnvRollout(
       policy.probabilities(),
       tasks,
       cfg.group_size,
@@ -406,11 +400,11 @@ export function trainWithReferenceKl(cfg: ClipConfig, seed: number, coef: number
 }
 
 /** Held-out success: `eval_tasks` tasks of the seed, one sample each (same tasks for every arm). */
-export function evaluateSuccess(policy: ContextPolicy, cfg: ClipConfig, seed: number): number {
+export function evaluateSuccess(policy: ContextPolicy, cfg: ClipLabConfig, seed: number): number {
   const root = new Rng(seed);
   const taskRng = root.fork('clip/eval-tasks');
-  const tasks = Array.from({ length: cfg.eval_tasks }, () => sampleTokenTask(taskRng, cfg.max_operand));
-  const episodes = sampleEpisodes(
+  const tasks = sampleTaskBatch(taskRng, cfg.eval_tasks, (r) => sampleTokenTask(r, cfg.max_operand));
+  const episodes = tokenEnvRollout(
     policy.probabilities(),
     tasks,
     1,

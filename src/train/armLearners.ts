@@ -1,6 +1,6 @@
 /**
  * The two policies a token-lab arm can train (`--set policy=table|neural`), behind one small
- * interface so the arm's loop (tokenLab.ts) is the same for both:
+ * interface so the arm's loop (src/experiments/tokenLab.ts) is the same for both:
  *
  * - `table`: the tabular softmax policy over the token env's 36 contexts (kind, stage, verified,
  *   think bucket) — the lab's default; every context has its own logits, nothing is shared.
@@ -25,21 +25,19 @@ import {
 import {
   contextCount,
   FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
   sampleTokenTask,
-  type TokenEpisode,
   type TokenTask,
   VOCAB_SIZE,
 } from '../envs/tokenArithmetic.js';
 import { ContextPolicy } from '../policy/contextPolicy.js';
 import { SequenceAgent } from '../policy/sequenceAgent.js';
 import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
-import type { Rng } from '../random.js';
-import { Optimizer, type OptimizerKind } from '../train/adam.js';
-import { sequencePpoUpdate } from '../train/sequenceLearner.js';
-import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from '../train/tokenLearner.js';
-import type { ArmEpisode } from './tokenMeasures.js';
-import type { JsonValue } from './types.js';
+import { Rng } from '../random.js';
+import { Optimizer, type OptimizerKind } from './adam.js';
+import type { ArmEpisode } from './armEpisode.js';
+import { rolloutGroups, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { sequencePpoUpdate } from './sequenceLearner.js';
+import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from './tokenLearner.js';
 
 export type PolicyKind = 'table' | 'neural';
 export const POLICY_KINDS: readonly PolicyKind[] = ['table', 'neural'];
@@ -65,7 +63,7 @@ export interface LearnerConfig {
 
 export interface ArmLearner {
   /** `{ policy, ...size }` for the record. */
-  readonly description: Record<string, JsonValue>;
+  readonly description: Record<string, string | number>;
   /** Draws `count` tasks from `rng` (the same draws for every arm of a seed). */
   sampleTasks(rng: Rng, count: number): unknown[];
   /** `repeats` episodes per task with the current parameters, task-major (a task's group is contiguous). */
@@ -79,6 +77,15 @@ export interface ArmLearner {
     loss: VanillaLossOptions,
     epochs: number,
   ): PpoUpdateStats;
+}
+
+/**
+ * Evaluation tasks of a seed for the tabular env (stream `token-lab/eval-tasks`): the same for every
+ * arm and every option except max_operand.
+ */
+export function evaluationTasks(seed: number, cfg: { eval_tasks: number; max_operand: number }): TokenTask[] {
+  const rng = new Rng(seed).fork('token-lab/eval-tasks');
+  return sampleTaskBatch(rng, cfg.eval_tasks, (r) => sampleTokenTask(r, cfg.max_operand));
 }
 
 /**
@@ -123,16 +130,11 @@ function tableLearner(cfg: LearnerConfig): ArmLearner {
   let logTable = policy.logProbabilities();
   return {
     description: { policy: 'table', contexts: policy.contexts, parameters: policy.logits.length },
-    sampleTasks: (rng, count) => Array.from({ length: count }, () => sampleTokenTask(rng, cfg.max_operand)),
+    sampleTasks: (rng, count) => sampleTaskBatch(rng, count, (r) => sampleTokenTask(r, cfg.max_operand)),
     rollout(tasks, repeats, pick, noise, budget) {
       logTable = policy.logProbabilities();
-      const probs = policy.probabilities();
-      const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
       const env = { budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
-      const out: TokenEpisode[] = [];
-      for (const task of tasks as TokenTask[])
-        for (let g = 0; g < repeats; g++) out.push(runTokenEpisode(task, choose, noise, env));
-      return out;
+      return tokenEnvRollout(policy.probabilities(), tasks as TokenTask[], repeats, pick, noise, env);
     },
     update(_rows, batch, advantages, mask, loss, epochs) {
       const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
@@ -156,7 +158,7 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
       parameters: model.size,
     },
     sampleTasks: (rng, count) =>
-      Array.from({ length: count }, () => samplePromptedTask(rng, cfg.max_operand, 1, cfg.max_level)),
+      sampleTaskBatch(rng, count, (r) => samplePromptedTask(r, cfg.max_operand, 1, cfg.max_level)),
     rollout(tasks, repeats, pick, noise, budget) {
       const agent = new SequenceAgent(model, pick);
       const env: Partial<PromptedEnvOptions> = {
@@ -166,10 +168,9 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
         thinkDecay: cfg.think_decay,
         thinkCap: cfg.think_cap,
       };
-      const out: ArmEpisode[] = [];
-      for (const task of tasks as PromptedTask[])
-        for (let g = 0; g < repeats; g++) out.push(runPromptedEpisode(task, agent, noise, env));
-      return out;
+      return rolloutGroups(tasks as PromptedTask[], repeats, (task) =>
+        runPromptedEpisode(task, agent, noise, env),
+      );
     },
     update(rows, batch, advantages, mask, loss, epochs) {
       const seq = packSequences(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { episode } from '../../../test/support/tokenEpisode.js';
+import { episode } from '../../test/support/tokenEpisode.js';
 import { maskTruncatedRows, overlongPenalty, shapeBatch, type TruncationPolicy } from './truncationPolicy.js';
 
 describe('overlongPenalty (DAPO soft overlong punishment)', () => {

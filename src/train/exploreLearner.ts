@@ -20,10 +20,10 @@
  *
  * Both policies see the same task draws, sampling draws and tool noise for the same streams.
  */
-import { aggLossGrad, type LossAggMode } from '../../core/aggLoss.js';
-import { entropyLossGrad } from '../../core/entropy.js';
-import { rolloutIsWeights } from '../../core/rolloutCorrection.js';
-import { policyLossVanillaGrad } from '../../core/vanillaPolicyLoss.js';
+import { aggLossGrad, type LossAggMode } from '../core/aggLoss.js';
+import { entropyLossGrad } from '../core/entropy.js';
+import { rolloutIsWeights } from '../core/rolloutCorrection.js';
+import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import {
   maxPromptLength,
   PROMPTED_VOCAB_SIZE,
@@ -33,7 +33,7 @@ import {
   promptedContextCount,
   runPromptedEpisode,
   type TranscriptAgent,
-} from '../../envs/promptedArithmetic.js';
+} from '../envs/promptedArithmetic.js';
 import {
   FIRST_OBSERVATION_TOKEN,
   TOK_ADD,
@@ -41,21 +41,16 @@ import {
   TOK_SUB,
   TOK_SUBMIT,
   TOK_THINK,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy, chainLogProbGrad } from '../../policy/contextPolicy.js';
-import { clipGradNorm } from '../../policy/gradClip.js';
-import { packSequences, SequenceModel, type SequenceSampler } from '../../policy/sequenceModel.js';
-import { sampleTempered, temperedTables } from '../../policy/temperature.js';
-import type { Rng } from '../../random.js';
-import { Optimizer } from '../../train/adam.js';
-import {
-  gatherLogProbs,
-  type PackedBatch,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from '../../train/tokenLearner.js';
-import type { JsonValue } from '../types.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
+import { clipGradNorm } from '../policy/gradClip.js';
+import { packSequences, SequenceModel, type SequenceSampler } from '../policy/sequenceModel.js';
+import { sampleTempered, temperedTables } from '../policy/temperature.js';
+import type { Rng } from '../random.js';
+import { Optimizer } from './adam.js';
+import { groupBatch } from './batching.js';
+import { rolloutGroups } from './rollout.js';
+import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
 
 export interface ExploreLearnerConfig {
   policy: 'table' | 'neural';
@@ -90,11 +85,11 @@ export interface UpdateTerms {
 }
 
 export interface ExploreLearner {
-  readonly description: Record<string, JsonValue>;
-  /** `repeats` episodes per task at temperature `tau`, task-major. */
+  readonly description: Record<string, string | number>;
+  /** `repeats` episodes per task (or `repeats[k]` for task k) at temperature `tau`, task-major. */
   rollout(
     tasks: readonly PromptedTask[],
-    repeats: number,
+    repeats: number | readonly number[],
     tau: number,
     pick: Rng,
     noise: Rng,
@@ -175,16 +170,20 @@ function prepare(
   oldLogProb: (all: ExploreEpisode[], batch: PackedBatch) => Float64Array,
 ) {
   const all = [...rows, ...terms.demonstrations];
-  const batch = packTranscripts(all);
-  const { cols } = batch.shape;
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  // demonstration rows: outside the policy-gradient and entropy terms
-  mask.fill(0, rows.length * cols);
   const scores = all.map((e, i) => (i < rows.length ? e.score : 0));
   const labels = new Int32Array(all.length);
   labels.set(group);
   for (let i = rows.length; i < all.length; i++) labels[i] = -1 - i; // singletons: advantage 0
-  const adv = tokenGroupAdvantages(scores, labels, batch, mask, { std: 'unbiased' });
+  const {
+    batch,
+    mask,
+    advantages: adv,
+  } = groupBatch(all, scores, labels, {
+    // demonstration rows: outside the policy-gradient and entropy terms
+    editMask: (m, b) => m.fill(0, rows.length * b.shape.cols),
+    norm: { std: 'unbiased' },
+  });
+  const { cols } = batch.shape;
   const old = oldLogProb(all, batch);
   if (terms.isCorrection && terms.temperature !== 1) {
     const logRatio = new Float64Array(old.length);
@@ -232,13 +231,9 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
         },
         append: () => {},
       };
-      const out: ExploreEpisode[] = [];
-      for (const task of tasks)
-        for (let g = 0; g < repeats; g++) {
-          const ep = runPromptedEpisode(task, agent, noise, envOptions(cfg));
-          out.push(withBehaviour(ep, drawn));
-        }
-      return out;
+      return rolloutGroups(tasks, repeats, (task) =>
+        withBehaviour(runPromptedEpisode(task, agent, noise, envOptions(cfg)), drawn),
+      );
     },
     update(rows, group, terms) {
       const prep = prepare(rows, group, terms, (_all, b) => gatherLogProbs(logTable, V, b));
@@ -334,13 +329,9 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
     rollout(tasks, repeats, tau, pick, noise) {
       model.prepareGeneration();
       const agent = new TemperedSequenceAgent(model.sampler(), tau, pick);
-      const out: ExploreEpisode[] = [];
-      for (const task of tasks)
-        for (let g = 0; g < repeats; g++) {
-          const ep = runPromptedEpisode(task, agent, noise, envOptions(cfg));
-          out.push(withBehaviour(ep, agent.drawn));
-        }
-      return out;
+      return rolloutGroups(tasks, repeats, (task) =>
+        withBehaviour(runPromptedEpisode(task, agent, noise, envOptions(cfg)), agent.drawn),
+      );
     },
     update(rows, group, terms) {
       const seqOf = (all: readonly ExploreEpisode[]) =>

@@ -11,29 +11,23 @@
  * independent quality — the success rate of its action sequence re-played with the tool slip rate
  * raised — and the ranker's scores are rank-correlated with it within the group.
  */
-import { redistributeAdvantages } from '../../core/advantageRedistribution.js';
-import { spearman } from '../../core/rankCorrelation.js';
-import { replaySuccessRate } from '../../envs/actionReplay.js';
+import { redistributeAdvantages } from '../core/advantageRedistribution.js';
+import { spearman } from '../core/rankCorrelation.js';
+import { replaySuccessRate } from '../envs/actionReplay.js';
 import {
   FIRST_OBSERVATION_TOKEN,
-  runTokenEpisode,
   sampleTokenTask,
   type TokenEnvOptions,
-  type TokenEpisode,
   type TokenTask,
   VOCAB_SIZE,
-} from '../../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../../policy/contextPolicy.js';
-import type { Rng } from '../../random.js';
-import type { Optimizer } from '../../train/adam.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  ppoUpdate,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from '../../train/tokenLearner.js';
+} from '../envs/tokenArithmetic.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
+import type { Rng } from '../random.js';
+import type { Optimizer } from './adam.js';
+import { groupBatch } from './batching.js';
 import { type RankerName, type Rubric, rankerScores, trajectoryFeatures } from './rankers.js';
+import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
+import { gatherLogProbs, ppoUpdate } from './tokenLearner.js';
 
 /** The learner's state: policy, optimizer and rubric. Arms branch from one state by {@link cloneState}. */
 export interface LearnerState {
@@ -96,23 +90,6 @@ export interface SaturationUpdate {
   spearmans: number[];
 }
 
-/** Samples `repeats` episodes of every task from the policy's current probabilities. */
-export function sampleTokenEpisodes(
-  policy: ContextPolicy,
-  tasks: readonly TokenTask[],
-  repeats: number,
-  pick: Rng,
-  noise: Rng,
-  env: TokenEnvOptions,
-): TokenEpisode[] {
-  const probs = policy.probabilities();
-  const choose = (ctx: number) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick);
-  const out: TokenEpisode[] = [];
-  for (const task of tasks)
-    for (let g = 0; g < repeats; g++) out.push(runTokenEpisode(task, choose, noise, env));
-  return out;
-}
-
 /** One rollout + PPO update of `state` (in place) under `s`; returns what it measured. */
 export function saturationUpdate(
   state: LearnerState,
@@ -120,10 +97,11 @@ export function saturationUpdate(
   s: UpdateSettings,
 ): SaturationUpdate {
   const G = s.groupSize;
-  const tasks = Array.from({ length: s.groupsPerUpdate }, () => sampleTokenTask(streams.tasks, s.maxOperand));
+  const tasks = sampleTaskBatch(streams.tasks, s.groupsPerUpdate, (r) => sampleTokenTask(r, s.maxOperand));
   const logTable = state.policy.logProbabilities();
-  const episodes = sampleTokenEpisodes(state.policy, tasks, G, streams.pick, streams.noise, s.env);
-  const index = episodes.map((_, i) => Math.floor(i / G));
+  const probs = state.policy.probabilities();
+  const episodes = tokenEnvRollout(probs, tasks, G, streams.pick, streams.noise, s.env);
+  const index = groupLabels(episodes.length, G);
   const passed: number[] = episodes.map((e) => (e.status === 'success' ? 1 : 0));
 
   // --- groups: mixed ones teach the rubric; all-right ones get ranker scores and the audit
@@ -159,9 +137,7 @@ export function saturationUpdate(
   }
 
   // --- advantages: GRPO on the 0/1 outcome, plus the redistribution inside all-right groups
-  const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  const adv = tokenGroupAdvantages(passed, index, batch, mask, { std: s.std });
+  const { batch, mask, advantages: adv } = groupBatch(episodes, passed, index, { norm: { std: s.std } });
   let tiedGroups = 0;
   let redistributedGroups = 0;
   if (s.ranker !== null) {

@@ -11,9 +11,9 @@
  * A teaching construction after the ideas the MiMo-V2.6-Flash RL model card names (Groupwise Reward
  * Synthesis, Groupwise Advantage Redistribution); the card gives no formulas, this is not its system.
  */
-import type { TaskKindName, TokenEpisode } from '../../envs/tokenArithmetic.js';
-import { ROLE_MODEL, TOK_ADD, TOK_READ, TOK_SUB, TOK_VERIFY } from '../../envs/tokenArithmetic.js';
-import type { Rng } from '../../random.js';
+import type { TaskKindName, TokenEpisode } from '../envs/tokenArithmetic.js';
+import { ROLE_MODEL, TOK_ADD, TOK_READ, TOK_SUB, TOK_VERIFY } from '../envs/tokenArithmetic.js';
+import type { Rng } from '../random.js';
 
 export const RANKER_NAMES = ['shorter', 'verified', 'random', 'rubric'] as const;
 export type RankerName = (typeof RANKER_NAMES)[number];

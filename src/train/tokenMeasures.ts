@@ -5,12 +5,12 @@
  */
 import type { LossAggMode } from '../core/aggLoss.js';
 import { LabError } from '../core/errors.js';
+import type { JsonValue } from '../core/json.js';
 import { isObservationToken, ROLE_MODEL } from '../envs/tokenArithmetic.js';
-import type { MaskRule } from '../train/tokenLearner.js';
 import type { ArmEpisode } from './armEpisode.js';
 import type { WeightBucket } from './lossWeights.js';
-import type { TruncationPolicy } from './truncation/truncationPolicy.js';
-import type { JsonValue } from './types.js';
+import type { MaskRule } from './tokenLearner.js';
+import type { TruncationPolicy } from './truncationPolicy.js';
 
 export type { ArmEpisode } from './armEpisode.js';
 

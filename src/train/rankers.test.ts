@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ROLE_ENV, ROLE_MODEL, type TokenEpisode, type TokenRole } from '../../envs/tokenArithmetic.js';
-import { Rng } from '../../random.js';
+import { ROLE_ENV, ROLE_MODEL, type TokenEpisode, type TokenRole } from '../envs/tokenArithmetic.js';
+import { Rng } from '../random.js';
 import { Rubric, rankerScores, trajectoryFeatures } from './rankers.js';
 
 /** A hand-made episode: `modelTokens` model tokens (ids), `envTokens` env tokens, verified flag, thinks. */
