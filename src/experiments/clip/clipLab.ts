@@ -28,10 +28,10 @@ import {
   type DriftMeasures,
   type FixedBatch,
   measureDrift,
-  type PolicyModel,
-  ppoEpochs,
-  tabularModel,
+  recordStepTotals,
 } from '../../train/clipSweep.js';
+import { type PolicyModel, tabularModel } from '../../train/policyModel.js';
+import { ppoUpdate } from '../../train/ppoUpdate.js';
 import {
   gatherLogProbs,
   packTranscripts,
@@ -152,12 +152,16 @@ function trainStep(
   cfg: ClipConfig,
   klLoss: KlLossArgs | null,
 ) {
-  return ppoEpochs(model, optimizer, fixed, {
+  const loss = { clipRatio: cfg.train_clip_ratio };
+  const { totals, onStep } = recordStepTotals(model, loss);
+  ppoUpdate(model, optimizer, fixed, {
     epochs: cfg.train_ppo_epochs,
     miniBatches: 1,
-    loss: { clipRatio: cfg.train_clip_ratio },
+    loss,
     klLoss: klLoss ? { coef: klLoss.coef, type: cfg.kl_loss_type, refLogProb: klLoss.refLogProb } : null,
+    onStep,
   });
+  return totals;
 }
 
 interface KlLossArgs {
@@ -319,11 +323,13 @@ export function runSweepArm(
   const band = bandOf(arm.clip);
   const wanted = new Set(checkpoints);
   const out: CheckpointMeasures[] = [];
-  ppoEpochs(model, optimizer, batch.fixed, {
+  const { totals, onStep } = recordStepTotals(model, loss);
+  ppoUpdate(model, optimizer, batch.fixed, {
     epochs: Math.max(...checkpoints),
     miniBatches: arm.miniBatches,
     loss,
-    onEpoch: (epoch, totals) => {
+    onStep,
+    onEpoch: (epoch) => {
       if (!wanted.has(epoch)) return;
       const drift = measureDrift(model, batch.fixed, batch.oldTable, oldLogits, band, loss);
       out.push({
