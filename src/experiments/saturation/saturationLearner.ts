@@ -26,10 +26,11 @@ import {
 import { ContextPolicy } from '../../policy/contextPolicy.js';
 import type { Rng } from '../../random.js';
 import type { Optimizer } from '../../train/adam.js';
+import { tabularModel } from '../../train/policyModel.js';
+import { ppoUpdate } from '../../train/ppoUpdate.js';
 import {
   gatherLogProbs,
   packTranscripts,
-  ppoUpdate,
   responseMaskFromRoles,
   tokenGroupAdvantages,
 } from '../../train/tokenLearner.js';
@@ -183,11 +184,16 @@ export function saturationUpdate(
   }
 
   // --- PPO epochs on the batch
-  const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
-  ppoUpdate(state.policy, state.optimizer, batch, old, adv, mask, {
-    epochs: s.ppoEpochs,
-    loss: { lossAggMode: 'token-mean', clipRatio: s.clipRatio },
-  });
+  const oldLogProb = gatherLogProbs(logTable, VOCAB_SIZE, batch);
+  ppoUpdate(
+    tabularModel(state.policy),
+    state.optimizer,
+    { batch, mask, advantages: adv, oldLogProb },
+    {
+      epochs: s.ppoEpochs,
+      loss: { lossAggMode: 'token-mean', clipRatio: s.clipRatio },
+    },
+  );
 
   let verified = 0;
   let length = 0;
