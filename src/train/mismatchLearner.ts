@@ -8,8 +8,8 @@
  *    engine precision), recorded at sampling time by {@link EngineAgent};
  *  - old: the trainer's full-precision (float64) recomputation of the same tokens before the update
  *    (decoupled PPO, verl's `compute_log_prob`);
- *  - current: the trainer's log-probs during the PPO epochs (`sequencePpoUpdate`, the same update
- *    every neural arm of the lab runs).
+ *  - current: the trainer's log-probs during the PPO epochs (train/ppoUpdate.ts on the GRU, the
+ *    same update every arm of the lab runs).
  *
  * Per update it measures the behaviour/old mismatch with the functions `labs audit` folds token dumps
  * with (core/sequenceMismatchStats.ts, core/mismatchFold.ts), the correction's cost (masked fraction,
@@ -40,7 +40,8 @@ import { packSequences, type SequenceBatch, type SequenceModel } from '../policy
 import type { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import { applyCorrection, type CorrectionThresholds, type MismatchArm } from './mismatchCorrections.js';
-import { sequencePpoUpdate } from './sequenceLearner.js';
+import { sequencePolicyModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { packTranscripts, responseMaskFromRoles, tokenGroupAdvantages } from './tokenLearner.js';
 
 const ROLE_MODEL = 1;
@@ -277,7 +278,7 @@ export function runMismatchArm(
       advantages: adv,
       entropy: entropyCol,
     });
-    // --- correction, then the PPO epochs (the lab's sequencePpoUpdate)
+    // --- correction, then the PPO epochs (the lab's ppoUpdate)
     const c = applyCorrection(o.arm, old, behaviour, mask, shape, o.thresholds);
     let kept = 0;
     const applied = new Float64Array(mask.length);
@@ -301,24 +302,20 @@ export function runMismatchArm(
     };
     updates.push(record);
     if (kept > 0) {
-      const stats = sequencePpoUpdate(
-        model,
+      const stats = ppoUpdate(
+        sequencePolicyModel(model),
         optimizer,
-        seq,
-        shape,
-        adv,
-        c.mask,
+        { batch: seq, mask: c.mask, advantages: adv, oldLogProb: c.oldForLoss },
         {
           epochs: o.ppoEpochs,
           gradClip: o.gradClip,
-          oldLogProb: c.oldForLoss,
           loss: { clipRatio: o.clipRatio, lossAggMode: 'token-mean', rolloutIsWeights: c.weights },
+          firstStep: steps,
         },
-        steps,
       );
       steps += o.ppoEpochs;
-      record.loss = stats.epochs[0]?.loss ?? Number.NaN;
-      record.gradNorm = stats.epochs[0]?.gradNorm ?? Number.NaN;
+      record.loss = stats.steps[0]?.loss ?? Number.NaN;
+      record.gradNorm = stats.steps[0]?.gradNorm ?? Number.NaN;
       if (!Number.isFinite(record.loss)) throw new LabError('NON_FINITE', `loss is ${record.loss}`);
     }
     return record;
