@@ -23,7 +23,13 @@
  * Deterministic: no random draws; steps in epoch-major, mini-batch order. Every current learner's
  * order of floating-point operations is one setting of these options (see the callers).
  */
-import { type AggDenominator, aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
+import {
+  type AggDenominator,
+  type AggOptions,
+  aggLossDenominator,
+  LOSS_AGG_MODES,
+  type LossAggMode,
+} from '../core/aggLoss.js';
 import type { FloatArray, Shape2 } from '../core/batch.js';
 import { LabError } from '../core/errors.js';
 import type { KlPenaltyName } from '../core/kl.js';
@@ -81,7 +87,10 @@ export interface PpoUpdateOptions<B = unknown> {
   entropyCoef?: number;
   /** A fixed `∂loss/∂log_prob [B,T]` added at every step (e.g. a supervised NLL term). */
   extraGradLogProb?: Float64Array | null | undefined;
-  /** verl `actor.grad_clip`: global L2 norm bound of the parameter gradient. Default: no clipping. */
+  /**
+   * verl `actor.grad_clip` (verl's default 1.0): global L2 norm bound of the parameter gradient.
+   * Default here: no clipping (the tabular learners never clipped).
+   */
   gradClip?: number;
   /** Number of the first optimizer step, for error messages (the caller's running count). Default 0. */
   firstStep?: number;
@@ -217,7 +226,7 @@ export function ppoUpdate<B>(
       ? null
       : model.logProbAt(fixed.batch);
   let oldLogProb = old ?? new Float64Array(n);
-  const parts = ranges.map(([from, to]) => {
+  const parts = ranges.map(([from, to]): MiniBatch<B> => {
     const slice = <T extends FloatArray>(a: T) => a.subarray(from * cols, to * cols) as T;
     const isWeights = options.loss?.rolloutIsWeights;
     return {
@@ -233,6 +242,7 @@ export function ppoUpdate<B>(
       to,
     };
   });
+  const terms: StepTerms = { withPg, kl, entropyCoef, mode, agg: loss.agg };
   const steps: PpoStepStats[] = [];
   let step = options.firstStep ?? 0;
   for (let e = 1; e <= options.epochs; e++) {
@@ -252,50 +262,7 @@ export function ppoUpdate<B>(
         klLoss: 0,
         gradNorm: Number.NaN,
       };
-      let gradLogProb: Float64Array | null = null;
-      if (withPg) {
-        const res = policyLossVanillaGrad(
-          { oldLogProb: partOld, logProb, advantages: part.adv, responseMask: part.mask },
-          part.shape,
-          part.loss,
-        );
-        stats.loss = res.loss;
-        stats.metrics = res.metrics;
-        gradLogProb = res.grad;
-      }
-      if (kl && part.ref && !kl.own) {
-        const k1 = klLossGrad(
-          { logProb, refLogProb: part.ref, mask: part.mask },
-          part.shape,
-          kl.type,
-          mode,
-          loss.agg,
-        );
-        gradLogProb ??= new Float64Array(logProb.length);
-        for (let i = 0; i < gradLogProb.length; i++)
-          gradLogProb[i] = (gradLogProb[i] as number) + kl.coef * (k1.grad[i] as number);
-        stats.klLoss = k1.loss;
-      }
-      if (part.extra) {
-        gradLogProb ??= new Float64Array(logProb.length);
-        for (let i = 0; i < gradLogProb.length; i++)
-          gradLogProb[i] = (gradLogProb[i] as number) + (part.extra[i] as number);
-      }
-      const entropy = entropyCoef > 0 ? { coef: entropyCoef, mode, mask: part.mask } : undefined;
-      let grads = gradLogProb
-        ? model.backward(part.batch, gradLogProb, entropy)
-        : new Float64Array(model.params.length);
-      if (kl?.own && part.ref && part.klMask) {
-        const g = new Float64Array(logProb.length);
-        for (let i = 0; i < g.length; i++) {
-          if (!part.klMask[i]) continue;
-          const dk = klPenaltyDerivative((logProb[i] as number) - (part.ref[i] as number), kl.type);
-          g[i] = (kl.coef / kl.own.tokens) * dk;
-        }
-        grads = grads.slice(); // the next backward may overwrite the model's buffer
-        const chained = model.backward(part.batch, g);
-        for (let j = 0; j < grads.length; j++) grads[j] = (grads[j] as number) + (chained[j] as number);
-      }
+      const grads = parameterGradient(model, part, logProb, partOld, terms, stats);
       model.checkFinite?.(grads, 'grads', step);
       if (options.gradClip !== undefined) stats.gradNorm = clipGradNorm(grads, options.gradClip, step);
       optimizer.step(model.params, grads);
@@ -315,4 +282,88 @@ export function ppoUpdate<B>(
     options.onEpoch?.(e);
   }
   return { steps, denominator, oldLogProb };
+}
+
+/** One mini-batch of the update: views of the batch's rows `[from, to)` and of their tensors. */
+interface MiniBatch<B> {
+  batch: B;
+  shape: Shape2;
+  mask: Float32Array;
+  adv: Float32Array;
+  ref: Float64Array | null;
+  klMask: Float64Array | null;
+  extra: Float64Array | null;
+  loss: VanillaLossOptions | undefined;
+  from: number;
+  to: number;
+}
+
+/** The loss terms of every step (from the options, resolved once). */
+interface StepTerms {
+  withPg: boolean;
+  kl: KlLossSpec | null;
+  entropyCoef: number;
+  mode: LossAggMode;
+  agg: AggOptions | undefined;
+}
+
+/**
+ * `∂loss/∂params` of one step (steps 2–3 of the file header, in that order): the policy loss's
+ * `∂loss/∂log_prob` (its loss and metrics into `stats`), plus the verl KL loss and the extra term,
+ * backpropagated once with the entropy bonus; then the own-token KL term's own backward, added.
+ */
+function parameterGradient<B>(
+  model: PolicyModel<B>,
+  part: MiniBatch<B>,
+  logProb: Float64Array,
+  partOld: Float64Array,
+  terms: StepTerms,
+  stats: PpoStepStats,
+): Float64Array {
+  const { withPg, kl, entropyCoef, mode } = terms;
+  let gradLogProb: Float64Array | null = null;
+  if (withPg) {
+    const res = policyLossVanillaGrad(
+      { oldLogProb: partOld, logProb, advantages: part.adv, responseMask: part.mask },
+      part.shape,
+      part.loss,
+    );
+    stats.loss = res.loss;
+    stats.metrics = res.metrics;
+    gradLogProb = res.grad;
+  }
+  if (kl && part.ref && !kl.own) {
+    const k1 = klLossGrad(
+      { logProb, refLogProb: part.ref, mask: part.mask },
+      part.shape,
+      kl.type,
+      mode,
+      terms.agg,
+    );
+    gradLogProb ??= new Float64Array(logProb.length);
+    for (let i = 0; i < gradLogProb.length; i++)
+      gradLogProb[i] = (gradLogProb[i] as number) + kl.coef * (k1.grad[i] as number);
+    stats.klLoss = k1.loss;
+  }
+  if (part.extra) {
+    gradLogProb ??= new Float64Array(logProb.length);
+    for (let i = 0; i < gradLogProb.length; i++)
+      gradLogProb[i] = (gradLogProb[i] as number) + (part.extra[i] as number);
+  }
+  const entropy = entropyCoef > 0 ? { coef: entropyCoef, mode, mask: part.mask } : undefined;
+  let grads = gradLogProb
+    ? model.backward(part.batch, gradLogProb, entropy)
+    : new Float64Array(model.params.length);
+  if (kl?.own && part.ref && part.klMask) {
+    const g = new Float64Array(logProb.length);
+    for (let i = 0; i < g.length; i++) {
+      if (!part.klMask[i]) continue;
+      const dk = klPenaltyDerivative((logProb[i] as number) - (part.ref[i] as number), kl.type);
+      g[i] = (kl.coef / kl.own.tokens) * dk;
+    }
+    grads = grads.slice(); // the next backward may overwrite the model's buffer
+    const chained = model.backward(part.batch, g);
+    for (let j = 0; j < grads.length; j++) grads[j] = (grads[j] as number) + (chained[j] as number);
+  }
+  return grads;
 }
