@@ -301,16 +301,26 @@ export {
   type MaskRule,
   outcomeTokenRewards,
   type PackedBatch,
-  PPO_UPDATE_DEFAULTS,
-  type PpoUpdateOptions,
-  type PpoUpdateStats,
   packTranscripts,
-  ppoUpdate,
   responseMaskFromRoles,
   type Transcript,
   tokenGroupAdvantages,
   tokenLossAndGrad,
 } from './train/tokenLearner.js';
+export {
+  type EntropyBonus,
+  type PolicyModel,
+  sequencePolicyModel,
+  tabularModel,
+} from './train/policyModel.js';
+export {
+  type KlLossSpec,
+  type PpoBatch,
+  type PpoStepStats,
+  type PpoUpdateOptions,
+  type PpoUpdateStats,
+  ppoUpdate,
+} from './train/ppoUpdate.js';
 export {
   ASYNC_LEARNER_DEFAULTS,
   type AsyncLearnerOptions,

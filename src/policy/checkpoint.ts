@@ -211,10 +211,14 @@ export function checkCheckpointDir(dir: string, field = 'sft_cache_dir'): void {
     writeFileSync(probe, '');
     unlinkSync(probe);
   } catch (e) {
-    throw new LabError('IO_ERROR', `${field} ${dir}: cannot write checkpoints there (${(e as Error).message})`, {
-      cause: e,
-      details: { field, file: dir },
-    });
+    throw new LabError(
+      'IO_ERROR',
+      `${field} ${dir}: cannot write checkpoints there (${(e as Error).message})`,
+      {
+        cause: e,
+        details: { field, file: dir },
+      },
+    );
   }
 }
 

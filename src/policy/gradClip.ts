@@ -10,9 +10,6 @@
  */
 import { LabError } from '../core/errors.js';
 
-/** verl's default `actor.grad_clip`. */
-export const DEFAULT_GRAD_CLIP = 1.0;
-
 /**
  * Scales `grad` in place so that its global L2 norm is at most `maxNorm` (torch's `1e-6` in the
  * denominator included); returns the norm before clipping. `maxNorm = Infinity` only measures.

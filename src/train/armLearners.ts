@@ -35,9 +35,10 @@ import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
 import { Optimizer, type OptimizerKind } from './adam.js';
 import type { ArmEpisode } from './armEpisode.js';
+import { sequencePolicyModel, tabularModel } from './policyModel.js';
+import { type PpoUpdateStats, ppoUpdate } from './ppoUpdate.js';
 import { rolloutGroups, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
-import { sequencePpoUpdate } from './sequenceLearner.js';
-import { gatherLogProbs, type PackedBatch, type PpoUpdateStats, ppoUpdate } from './tokenLearner.js';
+import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
 
 export type PolicyKind = 'table' | 'neural';
 export const POLICY_KINDS: readonly PolicyKind[] = ['table', 'neural'];
@@ -68,7 +69,7 @@ export interface ArmLearner {
   sampleTasks(rng: Rng, count: number): unknown[];
   /** `repeats` episodes per task with the current parameters, task-major (a task's group is contiguous). */
   rollout(tasks: readonly unknown[], repeats: number, pick: Rng, noise: Rng, budget: number): ArmEpisode[];
-  /** `epochs` PPO steps on the packed rows (`batch` from packTranscripts of `rows`). */
+  /** `epochs` full-batch PPO steps on the packed rows (`batch` from packTranscripts of `rows`). */
   update(
     rows: readonly ArmEpisode[],
     batch: PackedBatch,
@@ -126,6 +127,7 @@ function tableLearner(cfg: LearnerConfig): ArmLearner {
     kind: cfg.optimizer,
     learningRate: cfg.lr,
   });
+  const model = tabularModel(policy);
   // old log-probs are those of the policy that sampled the batch: the table at rollout time
   let logTable = policy.logProbabilities();
   return {
@@ -137,8 +139,8 @@ function tableLearner(cfg: LearnerConfig): ArmLearner {
       return tokenEnvRollout(policy.probabilities(), tasks as TokenTask[], repeats, pick, noise, env);
     },
     update(_rows, batch, advantages, mask, loss, epochs) {
-      const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
-      return ppoUpdate(policy, optimizer, batch, old, advantages, mask, { epochs, loss });
+      const oldLogProb = gatherLogProbs(logTable, VOCAB_SIZE, batch);
+      return ppoUpdate(model, optimizer, { batch, mask, advantages, oldLogProb }, { epochs, loss });
     },
   };
 }
@@ -147,6 +149,7 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
   const model = createSequenceModel(cfg, init);
   if (initialParams) model.params.set(initialParams);
   const optimizer = new Optimizer(model.size, { kind: cfg.optimizer, learningRate: cfg.neural_lr });
+  const policyModel = sequencePolicyModel(model);
   let steps = 0;
   return {
     description: {
@@ -172,27 +175,20 @@ function neuralLearner(cfg: LearnerConfig, init: Rng, initialParams?: Float64Arr
         runPromptedEpisode(task, agent, noise, env),
       );
     },
-    update(rows, batch, advantages, mask, loss, epochs) {
+    update(rows, _batch, advantages, mask, loss, epochs) {
       const seq = packSequences(
         rows.map((e) => e.prompt ?? []),
         rows.map((e) => e.tokens),
       );
-      const stats = sequencePpoUpdate(
-        model,
+      // old log-probs: epoch 1's forward pass (the parameters have not moved since the rollout)
+      const stats = ppoUpdate(
+        policyModel,
         optimizer,
-        seq,
-        batch.shape,
-        advantages,
-        mask,
-        {
-          epochs,
-          gradClip: cfg.grad_clip,
-          loss,
-        },
-        steps,
+        { batch: seq, mask, advantages },
+        { epochs, gradClip: cfg.grad_clip, loss, firstStep: steps },
       );
       steps += epochs;
-      return { epochs: stats.epochs, denominator: stats.denominator };
+      return stats;
     },
   };
 }

@@ -24,14 +24,9 @@ import { softmaxRow } from '../policy/softmax.js';
 import { Rng } from '../random.js';
 import { Optimizer, type OptimizerKind } from './adam.js';
 import { groupBatch } from './batching.js';
-import {
-  type DriftMeasures,
-  type FixedBatch,
-  measureDrift,
-  type PolicyModel,
-  ppoEpochs,
-  tabularModel,
-} from './clipSweep.js';
+import { type DriftMeasures, type FixedBatch, measureDrift, recordStepTotals } from './clipSweep.js';
+import { type PolicyModel, tabularModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
 import { gatherLogProbs } from './tokenLearner.js';
 
@@ -150,12 +145,16 @@ function trainStep(
   cfg: ClipLabConfig,
   klLoss: KlLossArgs | null,
 ) {
-  return ppoEpochs(model, optimizer, fixed, {
+  const loss = { clipRatio: cfg.train_clip_ratio };
+  const { totals, onStep } = recordStepTotals(model, loss);
+  ppoUpdate(model, optimizer, fixed, {
     epochs: cfg.train_ppo_epochs,
     miniBatches: 1,
-    loss: { clipRatio: cfg.train_clip_ratio },
+    loss,
     klLoss: klLoss ? { coef: klLoss.coef, type: cfg.kl_loss_type, refLogProb: klLoss.refLogProb } : null,
+    onStep,
   });
+  return totals;
 }
 
 interface KlLossArgs {
@@ -315,11 +314,13 @@ export function runSweepArm(
   const band = bandOf(arm.clip);
   const wanted = new Set(checkpoints);
   const out: CheckpointMeasures[] = [];
-  ppoEpochs(model, optimizer, batch.fixed, {
+  const { totals, onStep } = recordStepTotals(model, loss);
+  ppoUpdate(model, optimizer, batch.fixed, {
     epochs: Math.max(...checkpoints),
     miniBatches: arm.miniBatches,
     loss,
-    onEpoch: (epoch, totals) => {
+    onStep,
+    onEpoch: (epoch) => {
       if (!wanted.has(epoch)) return;
       const drift = measureDrift(model, batch.fixed, batch.oldTable, oldLogits, band, loss);
       out.push({

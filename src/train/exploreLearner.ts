@@ -23,7 +23,6 @@
 import { aggLossGrad, type LossAggMode } from '../core/aggLoss.js';
 import { entropyLossGrad } from '../core/entropy.js';
 import { rolloutIsWeights } from '../core/rolloutCorrection.js';
-import { policyLossVanillaGrad } from '../core/vanillaPolicyLoss.js';
 import {
   maxPromptLength,
   PROMPTED_VOCAB_SIZE,
@@ -42,13 +41,14 @@ import {
   TOK_SUBMIT,
   TOK_THINK,
 } from '../envs/tokenArithmetic.js';
-import { ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
-import { clipGradNorm } from '../policy/gradClip.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
 import { packSequences, SequenceModel, type SequenceSampler } from '../policy/sequenceModel.js';
 import { sampleTempered, temperedTables } from '../policy/temperature.js';
 import type { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import { groupBatch } from './batching.js';
+import { sequencePolicyModel, tabularModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { rolloutGroups } from './rollout.js';
 import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
 
@@ -213,6 +213,7 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
   const contexts = promptedContextCount(cfg.think_buckets);
   const policy = new ContextPolicy(contexts, V, { tokenLogits: initialLogits(cfg.observation_logit_init) });
   const optimizer = new Optimizer(policy.logits.length, { kind: 'adam', learningRate: cfg.lr });
+  const model = tabularModel(policy);
   let logTable = policy.logProbabilities();
   return {
     description: { policy: 'table', contexts, parameters: policy.logits.length },
@@ -238,49 +239,28 @@ function tableLearner(cfg: ExploreLearnerConfig): ExploreLearner {
     update(rows, group, terms) {
       const prep = prepare(rows, group, terms, (_all, b) => gatherLogProbs(logTable, V, b));
       const { batch, mask, adv, sft } = prep;
-      const oldLp = prep.old;
       const shape = batch.shape;
       const n = shape.rows * shape.cols;
-      let entropy = Number.NaN;
-      for (let e = 0; e < cfg.ppo_epochs; e++) {
-        const logProb = gatherLogProbs(policy.logProbabilities(), V, batch);
-        const res = policyLossVanillaGrad(
-          { oldLogProb: oldLp, logProb, advantages: adv, responseMask: mask },
-          shape,
-          {
-            lossAggMode: terms.lossAggMode,
-            clipRatio: cfg.clip_ratio,
-          },
-        );
-        const g = new Float64Array(n);
-        for (let i = 0; i < n; i++) g[i] = (res.grad[i] as number) + (sft[i] as number);
-        const probs = policy.probabilities();
-        const grad = chainLogProbGrad(probs, contexts, V, batch.contexts, batch.tokens, g);
-        // entropy term: the logits at each position are its context's row
-        const z = new Float64Array(n * V);
-        for (let i = 0; i < n; i++)
-          z.set(policy.logits.subarray(batch.contexts[i]! * V, batch.contexts[i]! * V + V), i * V);
-        const ent = entropyLossGrad(
-          { logits: z, responseMask: mask },
-          { rows: shape.rows, cols: shape.cols, vocab: V },
-          'token-mean',
-        );
-        if (e === 0) entropy = ent.value;
-        if (terms.entropyCoef > 0) {
-          const eg = entropyLossGrad(
-            { logits: z, responseMask: mask },
-            { rows: shape.rows, cols: shape.cols, vocab: V },
-            terms.lossAggMode,
-          ).grad;
-          for (let i = 0; i < n; i++) {
-            if (mask[i] === 0) continue;
-            const c = batch.contexts[i] as number;
-            for (let v = 0; v < V; v++)
-              grad[c * V + v] = (grad[c * V + v] as number) - terms.entropyCoef * (eg[i * V + v] as number);
-          }
-        }
-        optimizer.step(policy.logits, grad);
-      }
+      // the tau = 1 token-mean entropy before the update; the logits at each position are its context's row
+      const z = new Float64Array(n * V);
+      for (let i = 0; i < n; i++)
+        z.set(policy.logits.subarray(batch.contexts[i]! * V, batch.contexts[i]! * V + V), i * V);
+      const entropy = entropyLossGrad(
+        { logits: z, responseMask: mask },
+        { rows: shape.rows, cols: shape.cols, vocab: V },
+        'token-mean',
+      ).value;
+      ppoUpdate(
+        model,
+        optimizer,
+        { batch, mask, advantages: adv, oldLogProb: prep.old },
+        {
+          epochs: cfg.ppo_epochs,
+          loss: { lossAggMode: terms.lossAggMode, clipRatio: cfg.clip_ratio },
+          entropyCoef: terms.entropyCoef,
+          extraGradLogProb: sft,
+        },
+      );
       return { entropy };
     },
   };
@@ -323,6 +303,7 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
     init,
   );
   const optimizer = new Optimizer(model.size, { kind: 'adam', learningRate: cfg.neural_lr });
+  const policyModel = sequencePolicyModel(model);
   let step = 0;
   return {
     description: { policy: 'neural', model: 'gru', d_model: model.dModel, parameters: model.size },
@@ -345,36 +326,25 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
       );
       const seq = seqOf(all);
       const shape = batch.shape;
-      const hWeights = aggLossGrad(mask, shape, terms.lossAggMode);
+      // the tau = 1 token-mean entropy before the update, of the forward pass that gave `old`
       const tokenMean = aggLossGrad(mask, shape, 'token-mean');
-      let entropy = Number.NaN;
-      const logProb = new Float64Array(old.length);
-      for (let e = 0; e < cfg.ppo_epochs; e++) {
-        model.logProbs(seq, logProb);
-        const h = model.entropies();
-        if (e === 0) {
-          entropy = 0;
-          for (let i = 0; i < h.length; i++) entropy += (tokenMean[i] as number) * (h[i] as number);
-        }
-        const res = policyLossVanillaGrad(
-          { oldLogProb: old, logProb, advantages: adv, responseMask: mask },
-          shape,
-          {
-            lossAggMode: terms.lossAggMode,
-            clipRatio: cfg.clip_ratio,
-          },
-        );
-        const g = new Float64Array(old.length);
-        for (let i = 0; i < g.length; i++) g[i] = (res.grad[i] as number) + (sft[i] as number);
-        const gH = new Float64Array(old.length);
-        for (let i = 0; i < gH.length; i++) gH[i] = -terms.entropyCoef * (hWeights[i] as number);
-        const grads = model.backward(g, terms.entropyCoef > 0 ? gH : undefined);
-        model.checkFinite(grads, 'grads', step);
-        clipGradNorm(grads, cfg.grad_clip, step);
-        optimizer.step(model.params, grads);
-        model.checkFinite(model.params, 'params', step);
-        step++;
-      }
+      const h = model.entropies();
+      let entropy = 0;
+      for (let i = 0; i < h.length; i++) entropy += (tokenMean[i] as number) * (h[i] as number);
+      const stats = ppoUpdate(
+        policyModel,
+        optimizer,
+        { batch: seq, mask, advantages: adv, oldLogProb: old },
+        {
+          epochs: cfg.ppo_epochs,
+          loss: { lossAggMode: terms.lossAggMode, clipRatio: cfg.clip_ratio },
+          entropyCoef: terms.entropyCoef,
+          extraGradLogProb: sft,
+          gradClip: cfg.grad_clip,
+          firstStep: step,
+        },
+      );
+      step += stats.steps.length;
       return { entropy };
     },
   };

@@ -25,7 +25,7 @@ import {
   VOCAB_SIZE,
 } from '../envs/tokenArithmetic.js';
 import { type Outcome, sampleTasks } from '../envs/toolArithmetic.js';
-import { ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
+import { ContextPolicy } from '../policy/contextPolicy.js';
 import { accumulateGradLogProb, actionProbs, createLogits, logProb, NUM_LOGITS } from '../policy/tabular.js';
 import { Rng } from '../random.js';
 import { Optimizer, type OptimizerKind } from './adam.js';
@@ -34,8 +34,10 @@ import { packBatch } from './batching.js';
 import type { Episode } from './episode.js';
 import { evaluatePolicy } from './evaluate.js';
 import { ascend, collectGroups } from './groupReinforce.js';
+import { tabularModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { sampleTaskBatch, tokenEnvRollout } from './rollout.js';
-import { gatherLogProbs, tokenLossAndGrad } from './tokenLearner.js';
+import { gatherLogProbs } from './tokenLearner.js';
 
 /** Rows sampled by one call of {@link FilterLearner.sample}: `groups x groupSize` rows, group-major. */
 export interface Generated<R> {
@@ -201,6 +203,7 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
   const refLogTable = refPolicy.logProbabilities();
   const refProbs = refPolicy.probabilities();
   const optimizer = new Optimizer(policy.logits.length, { kind: cfg.optimizer, learningRate: cfg.lr });
+  const model = tabularModel(policy);
   return {
     sample(groups) {
       const tasks = sampleTaskBatch(taskRng, groups, (r) => sampleTokenTask(r, cfg.max_operand));
@@ -231,35 +234,23 @@ export function tokenLearner(seed: number, cfg: TokenLearnerOptions): FilterLear
       }
       const old = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch); // the sampling policy
       const ref = gatherLogProbs(refLogTable, VOCAB_SIZE, batch);
-      for (let e = 0; e < cfg.ppo_epochs; e++) {
-        const grad =
-          pgDenominator > 0
-            ? tokenLossAndGrad(policy, batch, old, advTok, mask, {
-                lossAggMode: 'token-mean',
-                clipRatio: cfg.clip_ratio,
-                agg: { batchNumTokens: pgDenominator },
-              }).gradLogits
-            : new Float64Array(policy.logits.length);
-        if (beta > 0 && klTokens > 0) {
-          const lp = gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch);
-          const g = new Float64Array(lp.length);
-          for (let i = 0; i < g.length; i++) {
-            if (!klMask[i]) continue;
-            const dk = klPenaltyDerivative((lp[i] as number) - (ref[i] as number), 'low_var_kl');
-            g[i] = (beta / klTokens) * dk;
-          }
-          const chained = chainLogProbGrad(
-            policy.probabilities(),
-            contexts,
-            VOCAB_SIZE,
-            batch.contexts,
-            batch.tokens,
-            g,
-          );
-          for (let j = 0; j < grad.length; j++) grad[j] = (grad[j] as number) + (chained[j] as number);
-        }
-        optimizer.step(policy.logits, grad); // descent on the loss
-      }
+      const loss = { lossAggMode: 'token-mean' as const, clipRatio: cfg.clip_ratio };
+      ppoUpdate(
+        model,
+        optimizer,
+        { batch, mask, advantages: advTok, oldLogProb: old },
+        {
+          epochs: cfg.ppo_epochs,
+          // a denominator of 0 (every group left out of it): no policy-gradient term, the KL term alone
+          policyGradient: pgDenominator > 0,
+          loss: pgDenominator > 0 ? { ...loss, agg: { batchNumTokens: pgDenominator } } : loss,
+          // k3 over the KL rows' tokens, token-mean with its own denominator, its own backward pass
+          klLoss:
+            beta > 0 && klTokens > 0
+              ? { coef: beta, type: 'low_var_kl', refLogProb: ref, own: { mask: klMask, tokens: klTokens } }
+              : null,
+        },
+      );
     },
     klToRef(rows) {
       const probs = policy.probabilities();

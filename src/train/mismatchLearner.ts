@@ -8,8 +8,8 @@
  *    engine precision), recorded at sampling time by {@link EngineAgent};
  *  - old: the trainer's full-precision (float64) recomputation of the same tokens before the update
  *    (decoupled PPO, verl's `compute_log_prob`);
- *  - current: the trainer's log-probs during the PPO epochs (`sequencePpoUpdate`, the same update
- *    every neural arm of the lab runs).
+ *  - current: the trainer's log-probs during the PPO epochs (train/ppoUpdate.ts on the GRU, the
+ *    same update every arm of the lab runs).
  *
  * Per update it measures the behaviour/old mismatch with the functions `labs audit` folds token dumps
  * with (core/sequenceMismatchStats.ts, core/mismatchFold.ts), the correction's cost (masked fraction,
@@ -40,8 +40,9 @@ import type { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import { groupBatch } from './batching.js';
 import { applyCorrection, type CorrectionThresholds, type MismatchArm } from './mismatchCorrections.js';
+import { sequencePolicyModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { groupLabels, rolloutGroups, sampleTaskBatch } from './rollout.js';
-import { sequencePpoUpdate } from './sequenceLearner.js';
 
 const ROLE_MODEL = 1;
 
@@ -272,7 +273,7 @@ export function runMismatchArm(
       advantages: adv,
       entropy: entropyCol,
     });
-    // --- correction, then the PPO epochs (the lab's sequencePpoUpdate)
+    // --- correction, then the PPO epochs (the lab's ppoUpdate)
     const c = applyCorrection(o.arm, old, behaviour, mask, shape, o.thresholds);
     let kept = 0;
     const applied = new Float64Array(mask.length);
@@ -296,24 +297,20 @@ export function runMismatchArm(
     };
     updates.push(record);
     if (kept > 0) {
-      const stats = sequencePpoUpdate(
-        model,
+      const stats = ppoUpdate(
+        sequencePolicyModel(model),
         optimizer,
-        seq,
-        shape,
-        adv,
-        c.mask,
+        { batch: seq, mask: c.mask, advantages: adv, oldLogProb: c.oldForLoss },
         {
           epochs: o.ppoEpochs,
           gradClip: o.gradClip,
-          oldLogProb: c.oldForLoss,
           loss: { clipRatio: o.clipRatio, lossAggMode: 'token-mean', rolloutIsWeights: c.weights },
+          firstStep: steps,
         },
-        steps,
       );
       steps += o.ppoEpochs;
-      record.loss = stats.epochs[0]?.loss ?? Number.NaN;
-      record.gradNorm = stats.epochs[0]?.gradNorm ?? Number.NaN;
+      record.loss = stats.steps[0]?.loss ?? Number.NaN;
+      record.gradNorm = stats.steps[0]?.gradNorm ?? Number.NaN;
       if (!Number.isFinite(record.loss)) throw new LabError('NON_FINITE', `loss is ${record.loss}`);
     }
     return record;

@@ -25,9 +25,11 @@ import { ContextPolicy } from '../policy/contextPolicy.js';
 import type { Rng } from '../random.js';
 import type { Optimizer } from './adam.js';
 import { groupBatch } from './batching.js';
+import { tabularModel } from './policyModel.js';
+import { ppoUpdate } from './ppoUpdate.js';
 import { type RankerName, type Rubric, rankerScores, trajectoryFeatures } from './rankers.js';
 import { groupLabels, sampleTaskBatch, tokenEnvRollout } from './rollout.js';
-import { gatherLogProbs, ppoUpdate } from './tokenLearner.js';
+import { gatherLogProbs } from './tokenLearner.js';
 
 /** The learner's state: policy, optimizer and rubric. Arms branch from one state by {@link cloneState}. */
 export interface LearnerState {
@@ -159,11 +161,16 @@ export function saturationUpdate(
   }
 
   // --- PPO epochs on the batch
-  const old = gatherLogProbs(logTable, VOCAB_SIZE, batch);
-  ppoUpdate(state.policy, state.optimizer, batch, old, adv, mask, {
-    epochs: s.ppoEpochs,
-    loss: { lossAggMode: 'token-mean', clipRatio: s.clipRatio },
-  });
+  const oldLogProb = gatherLogProbs(logTable, VOCAB_SIZE, batch);
+  ppoUpdate(
+    tabularModel(state.policy),
+    state.optimizer,
+    { batch, mask, advantages: adv, oldLogProb },
+    {
+      epochs: s.ppoEpochs,
+      loss: { lossAggMode: 'token-mean', clipRatio: s.clipRatio },
+    },
+  );
 
   let verified = 0;
   let length = 0;

@@ -148,8 +148,8 @@ export function runTokenArm(
     // --- measurements of this update
     record.failedLongShortWeightRatio = accumulateWeights(buckets, rows, weights, mask, cols, lossTokens);
     record.lossDenominator = stats.denominator.denominator;
-    record.loss = stats.epochs[0]?.loss ?? Number.NaN;
-    record.clipfrac = stats.epochs[stats.epochs.length - 1]?.metrics.pg_clipfrac ?? Number.NaN;
+    record.loss = stats.steps[0]?.loss ?? Number.NaN;
+    record.clipfrac = stats.steps[stats.steps.length - 1]?.metrics?.pg_clipfrac ?? Number.NaN;
     if (u === cfg.updates - 1) lastGroup = groupAccounting(rows, group, scores, adv, mask, weights, cols);
     onUpdate?.(u + 1);
   }

@@ -9,19 +9,18 @@
  * 3. place each trajectory's score on its last token ({@link outcomeTokenRewards}) and compute GRPO
  *    advantages with the core kernel `grpoAdvantage` (verl conventions by default);
  * 4. record the old log-probs of every token once, at rollout ({@link gatherLogProbs}), then run
- *    `epochs` full-batch steps of the vanilla clipped loss aggregated by `aggLoss`
- *    ({@link tokenLossAndGrad}): the core kernel's `∂loss/∂log_prob [B,T]` is chained into the
- *    logits by `d log pi(v|c)/dz[c,u] = [u=v] − pi(u|c)` and an optimizer step follows.
+ *    the PPO epochs with the lab's one update loop (train/ppoUpdate.ts on `tabularModel`,
+ *    train/policyModel.ts): the core kernel's `∂loss/∂log_prob [B,T]` of the vanilla clipped loss
+ *    is chained into the logits by `d log pi(v|c)/dz[c,u] = [u=v] − pi(u|c)` (as
+ *    {@link tokenLossAndGrad} computes it for one evaluation) and an optimizer step follows.
  */
 
-import { type AggDenominator, aggLossDenominator, LOSS_AGG_MODES } from '../core/aggLoss.js';
 import type { GroupLabels, Shape2 } from '../core/batch.js';
 import { LabError } from '../core/errors.js';
 import { type GroupNormOptions, grpoAdvantage } from '../core/grpo.js';
 import type { PolicyLossMetrics } from '../core/policyLossInputs.js';
 import { policyLossVanillaGrad, type VanillaLossOptions } from '../core/vanillaPolicyLoss.js';
 import { type ContextPolicy, chainLogProbGrad } from '../policy/contextPolicy.js';
-import type { Optimizer } from './adam.js';
 
 /** Role codes of a packed batch (same values as the env's ROLE_* constants). */
 const PAD = 0;
@@ -205,58 +204,4 @@ export function tokenLossAndGrad(
     res.grad,
   );
   return { loss: res.loss, metrics: res.metrics, gradLogProb: res.grad, gradLogits };
-}
-
-export interface PpoUpdateOptions {
-  /** PPO epochs over the batch (full-batch steps); verl `ppo_epochs`. */
-  epochs?: number;
-  loss?: VanillaLossOptions;
-}
-
-export const PPO_UPDATE_DEFAULTS: Required<PpoUpdateOptions> = Object.freeze({
-  epochs: 2,
-  loss: Object.freeze({}),
-});
-
-export interface PpoUpdateStats {
-  /** Loss and verl metrics of each epoch, measured before that epoch's step. */
-  epochs: { loss: number; metrics: PolicyLossMetrics }[];
-  /** The aggregation denominator of this batch (the same in every epoch). */
-  denominator: AggDenominator;
-}
-
-/**
- * Several PPO epochs on one batch with fixed old log-probs and advantages: per epoch, loss and
- * gradient of the current policy ({@link tokenLossAndGrad}), then `optimizer.step` on the logits.
- * The first epoch has ratio 1 (the policy that sampled the batch); later epochs are clipped.
- */
-export function ppoUpdate(
-  policy: ContextPolicy,
-  optimizer: Optimizer,
-  batch: PackedBatch,
-  oldLogProb: Float64Array,
-  advantages: Float32Array,
-  mask: Float32Array,
-  options: PpoUpdateOptions = {},
-): PpoUpdateStats {
-  const o = { ...PPO_UPDATE_DEFAULTS, ...options };
-  if (!Number.isInteger(o.epochs) || o.epochs < 1) {
-    throw new LabError('BAD_ARGUMENT', `epochs: expected a positive integer, got ${o.epochs}`, {
-      details: { field: 'epochs', value: o.epochs },
-    });
-  }
-  const mode = o.loss.lossAggMode ?? 'token-mean';
-  if (!LOSS_AGG_MODES.includes(mode)) {
-    throw new LabError('UNKNOWN_MODE', `lossAggMode '${mode}' is not one of ${LOSS_AGG_MODES.join(', ')}`, {
-      details: { field: 'lossAggMode', value: mode },
-    });
-  }
-  const denominator = aggLossDenominator(mask, batch.shape, mode, o.loss.agg ?? {});
-  const epochs: PpoUpdateStats['epochs'] = [];
-  for (let e = 0; e < o.epochs; e++) {
-    const r = tokenLossAndGrad(policy, batch, oldLogProb, advantages, mask, o.loss);
-    epochs.push({ loss: r.loss, metrics: r.metrics });
-    optimizer.step(policy.logits, r.gradLogits);
-  }
-  return { epochs, denominator };
 }
