@@ -34,9 +34,8 @@ import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../
 import { policyLossVanillaGrad } from '../../core/vanillaPolicyLoss.js';
 import { Rng } from '../../random.js';
 import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config
@@ -364,7 +363,7 @@ function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, 
 const round = (v: number) => Number(v.toPrecision(10));
 
 function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('advantage', cfg, ctx.seed);
   const eps = cfg.epsilon;
   const batch = EXERCISE_BATCH;
   const layout = layoutBatch(batch);
@@ -559,11 +558,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
       }) as Record<string, JsonValue>,
   );
 
-  return {
-    experiment: 'advantage',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics: {
       rows: B,
       padded_length: T,
@@ -630,8 +625,7 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
         yFields: ['denominator_correct_mask', 'denominator_flipped_mask'],
       },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 export const advantage: Experiment<typeof ADVANTAGE_OPTIONS> = {

@@ -40,9 +40,8 @@ import {
   updateDiagnostics,
 } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: 16 tasks x 8 samples x 150 updates = 19,200 training trajectories, as the course.
@@ -134,7 +133,7 @@ export function checkAgentOptions(cfg: AgentConfig): void {
 }
 
 async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('agent', cfg, ctx.seed);
   checkAgentOptions(cfg);
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
@@ -267,11 +266,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
   };
   for (const o of OUTCOMES) curveRecord[`train_outcome.${o}`] = curves.outcomes[o] ?? [];
 
-  return {
-    experiment: 'agent',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves: curveRecord,
     tables: { eval_outcomes: outcomeRows, learned_probabilities: probabilityRows },
@@ -296,8 +291,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
       train_outcome: { title: 'Training outcomes', y: 'fraction of trajectories', kind: 'stacked-area' },
       grad_norm: { title: 'Gradient norm', y: 'L2 norm of dJ/dz', kind: 'line' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 function taskKey(t: Task): string {

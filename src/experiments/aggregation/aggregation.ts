@@ -13,15 +13,13 @@
  * Measured: success, mean length of successful and failed trajectories, think-token rate, the
  * normalised per-token weight by trajectory length, and the failed long/short weight ratio.
  */
-
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../../core/aggLoss.js';
 import { armCurves, armTable, fixed, levelReport, pairedDifferences, round6 } from '../armReport.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
 import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
@@ -30,7 +28,7 @@ export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
 export type AggregationConfig = z.output<typeof AGGREGATION_OPTIONS>;
 
 function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('aggregation', cfg, ctx.seed);
 
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
   const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
@@ -115,11 +113,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
     failed_weight_ratio: (u) => u.failedLongShortWeightRatio,
   });
 
-  return {
-    experiment: 'aggregation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -149,8 +143,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
         yFields: [...LOSS_AGG_MODES],
       },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The closing sentence, drawn from the measured numbers. */

@@ -27,9 +27,8 @@
  */
 import { ratioHistogram, ratioStats, trueKlAtPositions } from '../../core/clipMeasures.js';
 import { VOCAB_SIZE } from '../../envs/tokenArithmetic.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import {
   bandOf,
   type CheckpointMeasures,
@@ -79,7 +78,7 @@ const SWEEP_MEASURES = [
 ] as const;
 
 function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('clip', cfg, ctx.seed);
   const seed = ctx.seed;
 
   // --- the grid -------------------------------------------------------------------------------------
@@ -285,11 +284,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
     curves[`train_success.${arm}`] = r.steps.map((s) => round6(s.success));
   }
 
-  return {
-    experiment: 'clip',
-    seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -337,8 +332,7 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       },
       train_success: { title: 'Training with the KL loss: training success', y: 'fraction of trajectories' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 function mean(xs: readonly number[]): number {

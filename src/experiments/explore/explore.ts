@@ -24,9 +24,8 @@ import { type PromptedTask, samplePromptedTask } from '../../envs/promptedArithm
 import { D_MODEL_RANGE } from '../../policy/sequenceModel.js';
 import { Rng } from '../../random.js';
 import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import {
   createExploreLearner,
   type ExploreEpisode,
@@ -198,7 +197,7 @@ function rolloutGroups(
 }
 
 function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('explore', cfg, ctx.seed);
   const seed = ctx.seed;
   const sections = new Set<Section>(cfg.sections);
   const baseTerms: UpdateTerms = {
@@ -549,18 +548,13 @@ function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
     notes.push(
       `Reduced lever grid (${cfg.temperatures.length} temperatures x ${cfg.entropy_coefs.length} entropy coefficients); the issue's full grid, the default, is temperatures=[0.7,1,1.5,2] x entropy_coefs=[0,0.001,0.01,0.05].`,
     );
-  return {
-    experiment: 'explore',
-    seed,
-    version: VERSION,
-    config: cfg as unknown as Record<string, JsonValue>,
+  return record.finish({
     metrics,
     curves,
     tables,
     notes,
     plots,
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 const f3 = (x: JsonValue | undefined) => (typeof x === 'number' ? x.toFixed(3) : 'n/a');

@@ -27,10 +27,9 @@ import { type ZeroVarianceRule, type ZeroVarianceScope, zeroVarianceRows } from 
 import { Rng } from '../../random.js';
 import { fixed, pairedDifferences, round6 } from '../armReport.js';
 import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import { agentLearner, type FilterLearner, type Generated, tokenLearner } from './filterLearners.js';
 
 // --- config -------------------------------------------------------------------------------------------
@@ -394,7 +393,7 @@ function makeLearner(cfg: FilterConfig, seed: number): FilterLearner<unknown> {
 }
 
 function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('filter', cfg, ctx.seed);
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
 
@@ -457,11 +456,7 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
     vsGenerated.push(row);
   }
 
-  return {
-    experiment: 'filter',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -484,8 +479,7 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
       denominator: { title: 'Token-mean denominator per update', y: 'policy tokens' },
       kl_ref: { title: 'KL to the initial policy', y: 'nats per policy token' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The measured headline, from the numbers of this run. */

@@ -46,9 +46,8 @@ import type { RolloutMode } from '../../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../../train/generationLength.js';
 import { TEACHING_ADVANTAGE } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: K=16 groups x G=8 x 150 updates = 19,200 consumed trajectories and lr 2, as the
@@ -202,7 +201,7 @@ export function checkRolloutOptions(cfg: RolloutConfig): void {
 }
 
 async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('rollout', cfg, ctx.seed);
   checkRolloutOptions(cfg);
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
@@ -350,11 +349,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
   });
   const keys = results.map((r) => r.spec.key);
 
-  return {
-    experiment: 'rollout',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics: {
       ...metrics,
       consumed_trajectories_per_row: cfg.groups_per_update * cfg.group_size * U,
@@ -406,8 +401,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
         yFields: keys,
       },
     } satisfies Record<string, PlotHint>,
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** Idle fractions are 1 - busy/total: float rounding can leave +-1e-16 where the true value is 0. */

@@ -34,11 +34,10 @@ import { Rng } from '../../random.js';
 import { Optimizer } from '../../train/adam.js';
 import { fixed, round6 } from '../armReport.js';
 import { option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import { measureEpisodes } from '../tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import { RANKER_NAMES, type RankerName, RUBRIC_FEATURES, Rubric } from './rankers.js';
 import {
   cloneState,
@@ -114,7 +113,7 @@ function checkSaturationOptions(cfg: SaturationConfig): void {
 }
 
 function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('saturation', cfg, ctx.seed);
   checkSaturationOptions(cfg);
   const root = new Rng(ctx.seed);
   const env = { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
@@ -265,11 +264,7 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
       curves[`${family}.${r.arm}`] = [...warmup, ...r.updates].map((u) => round6(pick(u)));
   }
 
-  return {
-    experiment: 'saturation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: { arms: armRows, ranker_audit: rows.map((r) => r.audit), rubric_weights: rubricWeights },
@@ -281,8 +276,7 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
       verify_rate: { title: 'Trajectories that verify', y: 'fraction of trajectories' },
       mean_length: { title: 'Mean transcript length', y: 'tokens' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** What the arms showed, from the measured numbers. */

@@ -28,11 +28,10 @@ import {
   trajectoryAccounting,
 } from '../armReport.js';
 import { option, withDefault } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import { type ArmResult, type ArmSpec, type EpisodeMeasures, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import { TRUNCATION_POLICIES } from './truncationPolicy.js';
 
 // --- config -----------------------------------------------------------------------------------------
@@ -74,7 +73,7 @@ export function checkTruncationBudgets(cfg: TruncationConfig): void {
 }
 
 function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('truncation', cfg, ctx.seed);
   checkTruncationBudgets(cfg);
   const mode = cfg.loss_agg_mode;
 
@@ -128,11 +127,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
     excluded: (u) => u.excludedTrajectories,
   });
 
-  return {
-    experiment: 'truncation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -156,8 +151,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
         y: 'trajectories per batch',
       },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The budget-lifted evaluation of an arm (every truncation run has one: unbounded_budget is its option). */
