@@ -36,6 +36,7 @@ import { Rng } from '../../random.js';
 import { defineOptions, option } from '../options.js';
 import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { formatAdvantage } from './advantageSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config
@@ -638,4 +639,5 @@ export const advantage: Experiment<typeof ADVANTAGE_OPTIONS> = {
     ctx.onProgress?.(4, 4);
     return result;
   },
+  format: formatAdvantage,
 };

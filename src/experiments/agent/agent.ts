@@ -42,6 +42,7 @@ import {
 import { asOptionError, defineOptions, option } from '../options.js';
 import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { formatAgent } from './agentSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: 16 tasks x 8 samples x 150 updates = 19,200 training trajectories, as the course.
@@ -305,4 +306,5 @@ export const agent: Experiment<typeof AGENT_OPTIONS> = {
   options: AGENT_OPTIONS,
   check: checkAgentOptions,
   run: runAgent,
+  format: formatAgent,
 };

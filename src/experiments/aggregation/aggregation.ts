@@ -20,6 +20,7 @@ import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
 import { type ArmResult, type ArmSpec, lateMean, overallMean, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
+import { formatAggregation } from './aggregationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
@@ -189,4 +190,5 @@ export const aggregation: Experiment<typeof AGGREGATION_OPTIONS> = {
     metrics: ['eval_success', 'eval_verify_rate', 'success_mean_length'],
   }),
   run: runAggregation,
+  format: formatAggregation,
 };

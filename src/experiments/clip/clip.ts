@@ -43,6 +43,14 @@ import {
   warmUp,
 } from './clipLab.js';
 import { CLIP_OPTIONS, type ClipConfig } from './clipOptions.js';
+import {
+  CLIP_SWEEP_METRICS,
+  type HeadlineSlice,
+  inHeadlineSlice,
+  klMinusNoneKey,
+  sweepMetricKey,
+} from './clipRecord.js';
+import { formatClip } from './clipSummary.js';
 
 // --- config: CLIP_OPTIONS and ClipConfig live in clipOptions.ts (clipLab.ts needs the type too) ------
 export { CLIP_OPTIONS, type ClipConfig } from './clipOptions.js';
@@ -95,11 +103,8 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
       for (const miniBatches of cfg.mini_batches)
         for (const dualClip of duals)
           for (const clip of clips) arms.push({ clip, dualClip, miniBatches, optimizer, lr });
-  const headline = (a: SweepArm) =>
-    a.optimizer === cfg.optimizers[0] &&
-    a.lr === lrsOf(cfg.optimizers[0] as string)[0] &&
-    a.miniBatches === cfg.mini_batches[0] &&
-    a.dualClip === (duals[0] as boolean);
+  // the headline slice: the first arm's optimizer, lr, mini-batches and dual clip (every clip)
+  const headline = (a: SweepArm) => inHeadlineSlice(sliceOf(arms[0] as SweepArm), sliceOf(a));
   const checkpoints = [...new Set(cfg.ppo_epochs)].sort((a, b) => a - b);
   const histogramEpochs = [
     checkpoints[0] as number,
@@ -241,16 +246,15 @@ function runClip(cfg: ClipConfig, ctx: RunContext): RunRecord {
   };
   for (const c of clips) {
     headRows(c.name).forEach((row) => {
-      for (const m of ['kl_true_mean', 'kl_true_max', 'ratio_max', 'frac_outside_clip'] as const)
-        metrics[`${m}.${c.name}_e${row.epochs}`] = row[m] as number;
+      for (const m of CLIP_SWEEP_METRICS)
+        metrics[sweepMetricKey(m, c.name, row.epochs as number)] = row[m] as number;
     });
   }
   if (clips.some((c) => c.name === 'none')) {
     for (const c of clips.filter((x) => x.name !== 'none')) {
       headRows(c.name).forEach((row, k) => {
         const d = (row.kl_true_mean as number) - (headRows('none')[k]?.kl_true_mean as number);
-        if (Number.isFinite(d))
-          metrics[`kl_true_mean.${c.name}_e${row.epochs}_minus_none_e${row.epochs}`] = round6(d);
+        if (Number.isFinite(d)) metrics[klMinusNoneKey(c.name, row.epochs as number)] = round6(d);
       });
     }
   }
@@ -345,6 +349,11 @@ function round6(x: number): number {
 }
 
 /** One `tables.sweep` row: the arm's grid keys, then each measure's mean over the fixed batches. */
+/** The fields of an arm that fix the headline slice, as its sweep rows spell them. */
+function sliceOf(arm: SweepArm): HeadlineSlice {
+  return { optimizer: arm.optimizer, lr: arm.lr, mini_batches: arm.miniBatches, dual_clip: arm.dualClip };
+}
+
 function sweepRow(
   arm: SweepArm,
   cfg: ClipConfig,
@@ -516,7 +525,7 @@ export function clipConclusions(
   const notes: string[] = [];
   const first = checkpoints[0] as number;
   const last = checkpoints.at(-1) as number;
-  const kl = (c: string, e: number) => metrics[`kl_true_mean.${c}_e${e}`] as number;
+  const kl = (c: string, e: number) => metrics[sweepMetricKey('kl_true_mean', c, e)] as number;
   const line = (c: string) => checkpoints.map((e) => fmt(kl(c, e))).join(' → ');
   if (clips.some((c) => c.name === 'eps_0.2')) {
     const r = (m: string) => metrics[`${m}.eps_0.2_e${last}`];
@@ -638,4 +647,5 @@ export const clip: Experiment<typeof CLIP_OPTIONS> = {
     metrics: ['final_kl_to_ref', 'mean_kl_to_old', 'eval_success'],
   }),
   run: runClip,
+  format: formatClip,
 };

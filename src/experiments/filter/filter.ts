@@ -31,6 +31,7 @@ import { startRecord } from '../record.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
 import { agentLearner, type FilterLearner, type Generated, tokenLearner } from './filterLearners.js';
+import { formatFilter } from './filterSummary.js';
 
 // --- config -------------------------------------------------------------------------------------------
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -519,4 +520,5 @@ export const filter: Experiment<typeof FILTER_OPTIONS> = {
     metrics: ['success_per_update_auc', 'success_per_generated_auc', 'eval_success', 'kl_ref'],
   }),
   run: runFilter,
+  format: formatFilter,
 };

@@ -31,6 +31,7 @@ import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
 import { type ArmResult, type ArmSpec, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
+import { formatMask } from './maskSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const MASK_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY).extend({
@@ -163,4 +164,5 @@ export const mask: Experiment<typeof MASK_OPTIONS> = {
     metrics: ['eval_success', 'observation_token_action_rate', 'protocol_error_rate'],
   }),
   run: runMask,
+  format: formatMask,
 };

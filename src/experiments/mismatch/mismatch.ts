@@ -40,6 +40,7 @@ import {
   mismatchCurves,
   sourceConclusions,
 } from './mismatchReport.js';
+import { formatMismatch } from './mismatchSummary.js';
 
 export { type DoseSetting, ENGINE_PRECISIONS, type EnginePrecision } from './mismatchDose.js';
 
@@ -352,4 +353,5 @@ export const mismatch: Experiment<typeof MISMATCH_OPTIONS> = {
       : null;
   },
   run: runMismatch,
+  format: formatMismatch,
 };

@@ -48,6 +48,7 @@ import { TEACHING_ADVANTAGE } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
 import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { formatRollout } from './rolloutSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: K=16 groups x G=8 x 150 updates = 19,200 consumed trajectories and lr 2, as the
@@ -450,4 +451,5 @@ export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
   },
   check: checkRolloutOptions,
   run: runRollout,
+  format: formatRollout,
 };

@@ -49,6 +49,7 @@ import {
   saturationUpdate,
   type UpdateSettings,
 } from './saturationLearner.js';
+import { formatSaturation } from './saturationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({
@@ -312,4 +313,5 @@ export const saturation: Experiment<typeof SATURATION_OPTIONS> = {
   options: SATURATION_OPTIONS,
   check: checkSaturationOptions,
   run: runSaturation,
+  format: formatSaturation,
 };

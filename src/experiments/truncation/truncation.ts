@@ -33,6 +33,7 @@ import { runArms, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import { type ArmResult, type ArmSpec, type EpisodeMeasures, pooledTraining } from '../tokenMeasures.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
 import { TRUNCATION_POLICIES } from './truncationPolicy.js';
+import { formatTruncation } from './truncationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 // budget 25: the smallest budget at which verifying still beats not verifying under the budget for a
@@ -208,4 +209,5 @@ export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
   }),
   check: checkTruncationBudgets,
   run: runTruncation,
+  format: formatTruncation,
 };
