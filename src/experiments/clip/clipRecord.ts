@@ -53,3 +53,13 @@ export function sweepMetricKey(measure: string, clip: string, epochs: number): s
 export function klMinusNoneKey(clip: string, epochs: number): string {
   return `kl_true_mean.${clip}_e${epochs}_minus_none_e${epochs}`;
 }
+
+/** The mean of `xs` (NaN for none). */
+export function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : Number.NaN;
+}
+
+/** A number of the record, rounded to 6 significant digits. */
+export function round6(x: number): number {
+  return Number.isFinite(x) ? Number(x.toPrecision(6)) : x;
+}
