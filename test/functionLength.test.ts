@@ -71,7 +71,6 @@ const KNOWN_LONG = [
   'audit/reader.ts: loadDump',
   'cli/parse.ts: buildProgram',
   'experiments/agent/agent.ts: runAgent',
-  'experiments/explore/explore.ts: runExplore',
   'experiments/rollout/rollout.ts: runRollout',
   'experiments/saturation/saturation.ts: runSaturation',
   'train/asyncLearner.ts: runAsyncLearner',
