@@ -70,9 +70,6 @@ const KNOWN_LONG = [
   'audit/audit.ts: buildRecord',
   'audit/reader.ts: loadDump',
   'cli/parse.ts: buildProgram',
-  'experiments/agent/agent.ts: runAgent',
-  'experiments/rollout/rollout.ts: runRollout',
-  'experiments/saturation/saturation.ts: runSaturation',
   'train/asyncLearner.ts: runAsyncLearner',
   'train/eventSim.ts: simulateRollout',
 ];
