@@ -11,7 +11,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { table } from '../src/report/text.js';
+import { table } from '../src/experiments/text.js';
 import {
   BENCH_SUFFIX,
   type BenchResults,

@@ -7,8 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { summarize } from '../src/core/stats.js';
+import {
+  CLIP_TAIL_METRICS,
+  inHeadlineSlice,
+  klMinusNoneKey,
+  sweepMetricKey,
+} from '../src/experiments/clip/clipRecord.js';
 import type { JsonValue, MultiSeedRecord } from '../src/experiments/types.js';
-import { CLIP_TAIL_METRICS, inHeadlineSlice } from '../src/report/summaries/clip.js';
 
 type Row = Record<string, JsonValue>;
 
@@ -88,7 +93,7 @@ out.push('', '### True KL(pi_old || pi_new) by PPO epochs', '');
 out.push(
   table(
     ['epochs', ...clips],
-    epochs.map((e) => [String(e), ...clips.map((c) => ci(metric(`kl_true_mean.${c}_e${e}`)))]),
+    epochs.map((e) => [String(e), ...clips.map((c) => ci(metric(sweepMetricKey('kl_true_mean', c, e))))]),
   ),
 );
 out.push('', '### Paired: clip minus no clip, true KL', '');
@@ -96,10 +101,7 @@ const clipped = clips.filter((c) => c !== 'none');
 out.push(
   table(
     ['epochs', ...clipped],
-    epochs.map((e) => [
-      String(e),
-      ...clipped.map((c) => ci(metric(`kl_true_mean.${c}_e${e}_minus_none_e${e}`))),
-    ]),
+    epochs.map((e) => [String(e), ...clipped.map((c) => ci(metric(klMinusNoneKey(c, e))))]),
   ),
 );
 out.push(
@@ -117,8 +119,8 @@ out.push(
       `ratio ${last}/${prev} (mean of per-seed ratios)`,
     ],
     clips.map((c) => {
-      const a = metric(`kl_true_mean.${c}_e${prev}`);
-      const b = metric(`kl_true_mean.${c}_e${last}`);
+      const a = metric(sweepMetricKey('kl_true_mean', c, prev));
+      const b = metric(sweepMetricKey('kl_true_mean', c, last));
       return [c, ci(a), ci(b), ci(diff(b, a)), ci(b.map((x, i) => x / (a[i] as number)))];
     }),
   ),

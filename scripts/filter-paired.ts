@@ -8,9 +8,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { summarize } from '../src/core/stats.js';
+import { FILTER_ARMS } from '../src/experiments/filter/filter.js';
 import type { MultiSeedRecord } from '../src/experiments/types.js';
 
-const ARMS = ['keep', 'exclude_from_denominator', 'dynamic_sampling', 'kl', 'kl_masked'];
+const ARMS = FILTER_ARMS;
 const COLUMNS = [
   'success_per_update_auc',
   'success_per_generated_auc',

@@ -70,13 +70,6 @@ const KNOWN_LONG = [
   'audit/audit.ts: buildRecord',
   'audit/reader.ts: loadDump',
   'cli/parse.ts: buildProgram',
-  'experiments/advantage/advantage.ts: runAdvantage',
-  'experiments/agent/agent.ts: runAgent',
-  'experiments/aggregation/aggregation.ts: runAggregation',
-  'experiments/clip/clip.ts: runClip',
-  'experiments/explore/explore.ts: runExplore',
-  'experiments/rollout/rollout.ts: runRollout',
-  'experiments/saturation/saturation.ts: runSaturation',
   'train/asyncLearner.ts: runAsyncLearner',
   'train/eventSim.ts: simulateRollout',
 ];

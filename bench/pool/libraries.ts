@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { table } from '../../src/report/text.js';
+import { table } from '../../src/experiments/text.js';
 import { type ChildTiming, loadAverage, timeNode } from '../childTiming.js';
 import { median } from '../timing.js';
 

@@ -154,4 +154,10 @@ export interface Experiment<S extends OptionsSchema = OptionsSchema> {
    */
   check?: (config: z.output<S>) => void;
   run(config: z.output<S>, ctx: RunContext): RunRecord | Promise<RunRecord>;
+  /**
+   * The terminal summary of one of its records (what `labs run` prints without `--json`): a few
+   * short tables, the notes, then the headline line. Absent: the generic summary (title, scalar
+   * metrics, notes: `formatGeneric` in src/report/summaries/index.ts).
+   */
+  format?: (record: RunRecord) => string;
 }

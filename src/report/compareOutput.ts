@@ -3,6 +3,7 @@
  * measure at its paired difference B − A, whiskers at the 95% BCa interval, then the table).
  */
 import type { CompareResult } from '../experiments/compareRecords.js';
+import { formatNumber } from '../experiments/text.js';
 import type { Comparison, ComparisonPlan, JsonValue } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import { comparisonPlotSpecs } from './comparisonPlots.js';
@@ -11,7 +12,6 @@ import type { PlotSpec } from './plotData.js';
 import { seedsDirLabel } from './records.js';
 import { writeSimplePage } from './simplePage.js';
 import { formatComparisons } from './summaries/comparisons.js';
-import { formatNumber } from './text.js';
 
 const valueText = (v: JsonValue | undefined) =>
   v === undefined ? '(unset)' : typeof v === 'string' ? v : JSON.stringify(v);

@@ -3,9 +3,9 @@
  * from the baseline, whiskers at the 95% paired BCa bootstrap interval, 0 drawn as a rule. Pure data
  * (PlotSpecs); plots.ts draws them like any other bar plot.
  */
+import { formatNumber } from '../experiments/text.js';
 import type { Comparison } from '../experiments/types.js';
 import type { PlotPoint, PlotSpec } from './plotData.js';
-import { formatNumber } from './text.js';
 
 /**
  * One PlotSpec per (metric, baseline) of `comparisons`, in first-appearance order. Family

@@ -7,6 +7,7 @@
 import { dirname, join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { SweepRecord } from '../experiments/sweep.js';
+import { formatNumber } from '../experiments/text.js';
 import type { MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import { VERSION } from '../experiments/version.js';
 import { comparisonPlotSpecs } from './comparisonPlots.js';
@@ -18,7 +19,6 @@ import { makeDirs, writeFileAtomic } from './records.js';
 import { auditRerunCommand, experimentDefaults, rerunCommand } from './rerun.js';
 import { writeSweepHtml } from './sweepHtml.js';
 import { sweepConstants } from './sweepPlots.js';
-import { formatNumber } from './text.js';
 
 export interface HtmlReportOptions {
   /** Output HTML file. */

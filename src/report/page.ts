@@ -3,9 +3,9 @@
  * scripts, no external URLs). It is a pure function of the records and the rendered plots, so the
  * same records give the same bytes (no generation timestamp).
  */
+import { formatNumber } from '../experiments/text.js';
 import type { JsonValue, MultiSeedRecord, RunRecord } from '../experiments/types.js';
 import type { PlotSpec } from './plotData.js';
-import { formatNumber } from './text.js';
 
 export interface PageRecord {
   record: RunRecord | MultiSeedRecord;

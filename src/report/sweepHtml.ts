@@ -1,11 +1,11 @@
 /** `labs run --sweep ... --html`: the dose-response plots and tables of a sweep as one HTML page. */
 import type { SweepRecord } from '../experiments/sweep.js';
+import { formatNumber } from '../experiments/text.js';
 import { VERSION } from '../experiments/version.js';
 import { htmlTable, type PagePlot } from './page.js';
 import { experimentDefaults, sweepRerunCommand } from './rerun.js';
 import { writeSimplePage } from './simplePage.js';
 import { sweepConstants, sweepPlotSpecs } from './sweepPlots.js';
-import { formatNumber } from './text.js';
 
 const ci = (c: readonly [number, number] | undefined) =>
   c ? `[${formatNumber(c[0])}, ${formatNumber(c[1])}]` : undefined;

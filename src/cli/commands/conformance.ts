@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { allAdapters } from '../../core/conformance/adapters.js';
 import { parseGoldenFile, runConformance } from '../../core/conformance/runner.js';
 import { LabError } from '../../core/errors.js';
-import { table } from '../../report/text.js';
+import { table } from '../../experiments/text.js';
 import type { ParsedCli } from '../parse.js';
 import { output } from '../stdout.js';
 

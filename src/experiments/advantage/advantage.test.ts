@@ -2,7 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLabError } from '../../../test/support/labError.js';
 import { resolveConfig, runExperiment } from '../options.js';
 import type { JsonValue, RunRecord } from '../types.js';
-import { advantage, closedFormAdvantage, EXERCISE_BATCH, layoutBatch } from './advantage.js';
+import { advantage } from './advantage.js';
+import { EXERCISE_BATCH, layoutBatch } from './exerciseBatch.js';
+import { closedFormAdvantage } from './groupComparison.js';
 
 function run(seed = 7, sets: string[] = []): RunRecord {
   const config = resolveConfig(advantage, sets);

@@ -27,16 +27,17 @@
  */
 import { z } from 'zod';
 import { aggLossDenominator, LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
-import { LabError } from '../../core/errors.js';
-import { classifyGroups, type GroupKind } from '../../core/groupDiagnostics.js';
+import type { GroupKind } from '../../core/groupDiagnostics.js';
 import { grpoAdvantage } from '../../core/grpo.js';
-import { CONVENTION_PRESETS, type ConventionPreset, presetAdvantages } from '../../core/presets.js';
+import { CONVENTION_PRESETS } from '../../core/presets.js';
 import { policyLossVanillaGrad } from '../../core/vanillaPolicyLoss.js';
 import { Rng } from '../../random.js';
 import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { startRecord } from '../record.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { formatAdvantage } from './advantageSummary.js';
+import { type BatchLayout, EXERCISE_BATCH, layoutBatch, MISINDEXED_GROUP } from './exerciseBatch.js';
+import { compareGroups, type GroupComparison, type GroupRow, maskFlipNote } from './groupComparison.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config
@@ -67,309 +68,17 @@ export const ADVANTAGE_OPTIONS = defineOptions({
 export type AdvantageConfig = z.output<typeof ADVANTAGE_OPTIONS>;
 
 // ---------------------------------------------------------------------------------------------------
-// The batch. Each trajectory is a list of turns: model text (mask 1) and tool output (mask 0),
-// right-padded to the longest trajectory. The outcome reward sits on the last non-pad token.
-// ---------------------------------------------------------------------------------------------------
-
-/** A turn: `m` model tokens or `e` environment (tool output) tokens. */
-export type Turn = { m: number } | { e: number };
-
-export interface Trajectory {
-  task: string;
-  group: string;
-  reward: 0 | 1;
-  turns: Turn[];
-}
-
-const call = (m: number, e: number, answer: number): Turn[] => [{ m }, { e }, { m: answer }];
-
-/** The exercise's batch: every group kind, one task seen in two groups, lengths 4..21. */
-export const EXERCISE_BATCH: readonly Trajectory[] = [
-  // all wrong: the model never gets 17+25 right, with or without the tool
-  { task: 'add 17+25', group: 'u1', reward: 0, turns: call(5, 4, 3) },
-  { task: 'add 17+25', group: 'u1', reward: 0, turns: call(6, 4, 2) },
-  { task: 'add 17+25', group: 'u1', reward: 0, turns: [{ m: 4 }] },
-  { task: 'add 17+25', group: 'u1', reward: 0, turns: [...call(5, 4, 5), { e: 4 }, { m: 2 }] },
-  // all right
-  { task: 'sub 40-13', group: 'u2', reward: 1, turns: call(5, 3, 2) },
-  { task: 'sub 40-13', group: 'u2', reward: 1, turns: call(5, 3, 2) },
-  { task: 'sub 40-13', group: 'u2', reward: 1, turns: call(4, 3, 3) },
-  { task: 'sub 40-13', group: 'u2', reward: 1, turns: [...call(5, 3, 6), { e: 3 }, { m: 2 }] },
-  // mixed, 2 of 4 right
-  { task: 'mul 6*7', group: 'u3', reward: 1, turns: call(5, 3, 2) },
-  { task: 'mul 6*7', group: 'u3', reward: 0, turns: [{ m: 7 }] },
-  { task: 'mul 6*7', group: 'u3', reward: 0, turns: [...call(5, 6, 4), { e: 6 }, { m: 3 }] },
-  { task: 'mul 6*7', group: 'u3', reward: 1, turns: call(5, 3, 2) },
-  // mixed, 2 of 3 right
-  { task: 'add 8+9', group: 'u4', reward: 0, turns: [{ m: 6 }] },
-  { task: 'add 8+9', group: 'u4', reward: 1, turns: call(5, 2, 2) },
-  { task: 'add 8+9', group: 'u4', reward: 1, turns: call(4, 2, 2) },
-  // a group of one (e.g. the others were filtered out)
-  { task: 'div 84/4', group: 'u5', reward: 1, turns: call(5, 2, 2) },
-  // the hard task again under a second uid: now 1 of 4 right
-  { task: 'add 17+25', group: 'u6', reward: 0, turns: call(5, 4, 3) },
-  { task: 'add 17+25', group: 'u6', reward: 1, turns: call(5, 4, 2) },
-  { task: 'add 17+25', group: 'u6', reward: 0, turns: [{ m: 5 }] },
-  { task: 'add 17+25', group: 'u6', reward: 0, turns: call(6, 4, 2) },
-];
-
-/** The mistake of the second batch: the easy task's uid overwritten with the hard task's. */
-export const MISINDEXED_GROUP = { from: 'u2', to: 'u1' } as const;
-
-/** Token layout of a batch: [B,T] masks of model tokens and of tool tokens, rewards at the last token. */
-export interface BatchLayout {
-  rows: number;
-  cols: number;
-  /** 1 on model tokens (verl's response_mask). */
-  actionMask: Float32Array;
-  /** 1 on tool-output tokens. */
-  envMask: Float32Array;
-  /** Outcome reward on the last non-pad token, 0 elsewhere ([B,T]). */
-  tokenRewards: Float32Array;
-  actionTokens: number[];
-  envTokens: number[];
-  lengths: number[];
-}
-
-export function layoutBatch(batch: readonly Trajectory[]): BatchLayout {
-  const lengths = batch.map((t) => t.turns.reduce((s, turn) => s + ('m' in turn ? turn.m : turn.e), 0));
-  const rows = batch.length;
-  const cols = Math.max(...lengths);
-  const actionMask = new Float32Array(rows * cols);
-  const envMask = new Float32Array(rows * cols);
-  const tokenRewards = new Float32Array(rows * cols);
-  const actionTokens: number[] = [];
-  const envTokens: number[] = [];
-  batch.forEach((traj, b) => {
-    let t = 0;
-    let a = 0;
-    let e = 0;
-    for (const turn of traj.turns) {
-      const n = 'm' in turn ? turn.m : turn.e;
-      const target = 'm' in turn ? actionMask : envMask;
-      for (let k = 0; k < n; k++) target[b * cols + t + k] = 1;
-      t += n;
-      if ('m' in turn) a += n;
-      else e += n;
-    }
-    tokenRewards[b * cols + t - 1] = traj.reward;
-    actionTokens.push(a);
-    envTokens.push(e);
-  });
-  return { rows, cols, actionMask, envMask, tokenRewards, actionTokens, envTokens, lengths };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The closed form (the "by hand" prediction), from k ones among n rewards
-// ---------------------------------------------------------------------------------------------------
-
-export interface ClosedForm {
-  /** Predicted advantage of a reward-1 and a reward-0 member. */
-  one: number;
-  zero: number;
-  formula: string;
-}
-
-const fmt = (v: number, digits = 6) => Number(v.toPrecision(digits)).toString();
-/** `1e-6` rather than `0.000001` in formulas. */
-const epsText = (eps: number) =>
-  eps === 0
-    ? '0'
-    : eps
-        .toExponential()
-        .replace(/\.?0+e/, 'e')
-        .replace('e+', 'e');
-
-/** verl's GRPO (unbiased std) or the teaching convention (population std), closed form. */
-export function closedFormAdvantage(
-  k: number,
-  n: number,
-  convention: 'verl' | 'teaching',
-  eps: number,
-): ClosedForm {
-  if (!Number.isInteger(k) || !Number.isInteger(n) || n < 1 || k < 0 || k > n) {
-    throw new LabError('BAD_ARGUMENT', `closed form: need integers 0 <= k <= n, n >= 1; got k=${k}, n=${n}`);
-  }
-  const e = epsText(eps);
-  if (n === 1) {
-    if (convention === 'teaching') {
-      return { one: 0, zero: 0, formula: 'n = 1: r − mean = 0 and population std 0, so A = 0/(0 + eps) = 0' };
-    }
-    const denom = Math.fround(1 + eps); // verl's std + eps is a float32 tensor sum
-    return {
-      one: 1 / denom,
-      zero: 0,
-      formula: `n = 1: verl sets mean 0, std 1: A = (${k} − 0)/(1 + ${e}) = ${fmt(k / denom, 8)}`,
-    };
-  }
-  if (k === 0 || k === n) {
-    const r = k === n ? 1 : 0;
-    return { one: 0, zero: 0, formula: `all ${n} rewards = ${r}: A = (${r} − ${r})/(0 + ${e}) = 0` };
-  }
-  const p = k / n;
-  const std = convention === 'verl' ? Math.sqrt((k * (n - k)) / (n * (n - 1))) : Math.sqrt(k * (n - k)) / n;
-  const stdText =
-    convention === 'verl'
-      ? `sqrt(${k}·${n - k}/(${n}·${n - 1})) = ${fmt(std)}`
-      : `sqrt(${k}·${n - k})/${n} = ${fmt(std)}`;
-  const one = (1 - p) / (std + eps);
-  const zero = (0 - p) / (std + eps);
-  return {
-    one,
-    zero,
-    formula: `mean = ${k}/${n} = ${fmt(p)}, std = ${stdText}; A(1) = (1 − ${fmt(p)})/(${fmt(std)} + ${e}) = ${fmt(one)}, A(0) = (0 − ${fmt(p)})/(${fmt(std)} + ${e}) = ${fmt(zero)}`,
-  };
-}
-
-/** One line per convention that differs from verl on this group kind (why it differs). */
-function explainDifference(preset: ConventionPreset, kind: GroupKind, n: number): string {
-  if (kind === 'singleton') {
-    switch (preset) {
-      case 'teaching':
-        return 'teaching: 0 — population std of one value is 0 and r − mean is 0; verl instead fixes mean 0, std 1 and gives r/(1+eps)';
-      case 'trl':
-        return 'trl: refuses a group of one (num_generations must be >= 2)';
-      case 'openrlhf':
-        return 'openrlhf: refuses a group of one (n_samples_per_prompt must be > 1 for group_norm)';
-      case 'nemo-rl':
-        return 'nemo-rl: 0 — the leave-one-out baseline of a group of one is its own reward';
-      default:
-        return `${preset}: differs on a group of one`;
-    }
-  }
-  switch (preset) {
-    case 'teaching':
-      return `teaching: larger by sqrt(n/(n−1)) = ${fmt(Math.sqrt(n / (n - 1)), 4)} — the population std divides by n, torch.std by n−1`;
-    case 'trl':
-    case 'openrlhf':
-      return `${preset}: eps ${epsText(CONVENTION_PRESETS[preset].epsilon)} instead of verl's 1e-6 added to the std (a difference of relative size ~|Δeps|/std)`;
-    case 'nemo-rl':
-      return n === 2
-        ? 'nemo-rl: leave-one-out baseline, and a group of 2 is never std-scaled (the std of one other member is 0)'
-        : "nemo-rl: leave-one-out baseline (mean of the other members), divided by the others' unbiased std only where it is > 0 (a member whose others all agree gets r − baseline)";
-    default:
-      return `${preset}: differs`;
-  }
-}
-
-const OTHER_PRESETS: ConventionPreset[] = ['teaching', 'trl', 'openrlhf', 'nemo-rl'];
-
-/** Preset advantages of one group's rewards; null where the preset refuses the group (TRL, OpenRLHF singletons). */
-function presetOnGroup(preset: ConventionPreset, rewards: number[]): number[] | null {
-  try {
-    return [
-      ...presetAdvantages(
-        preset,
-        rewards,
-        rewards.map(() => 'g'),
-      ),
-    ];
-  } catch (e) {
-    if (e instanceof LabError && e.code === 'SINGLETON_GROUP') return null;
-    throw e;
-  }
-}
-
-interface GroupRow {
-  batch: string;
-  group: string;
-  tasks: string[];
-  kind: GroupKind;
-  rows: number[];
-  rewards: number[];
-  predicted: number[];
-  verl: number[];
-  teaching_predicted: number[];
-  presets: Record<string, number[] | null>;
-  formula: string;
-  teaching_formula: string;
-  differences: string[];
-}
-
-/** Per group: closed form, verl's kernel on [B,T], the presets, and the explained differences. */
-function compareGroups(
-  batchName: string,
-  batch: readonly Trajectory[],
-  labels: readonly string[],
-  layout: BatchLayout,
-  eps: number,
-): { groups: GroupRow[]; verlPerRow: Float64Array } {
-  const shape = { rows: layout.rows, cols: layout.cols };
-  const kernel = grpoAdvantage(
-    { tokenLevelRewards: layout.tokenRewards, responseMask: layout.actionMask, index: labels },
-    shape,
-    { epsilon: eps },
-  );
-  // the row's scalar advantage, read at its first model token (advantages = a_b · mask)
-  const verlPerRow = new Float64Array(layout.rows);
-  for (let b = 0; b < layout.rows; b++) {
-    const t = layout.actionMask.subarray(b * layout.cols, (b + 1) * layout.cols).indexOf(1);
-    verlPerRow[b] = kernel.advantages[b * layout.cols + t] as number;
-  }
-  const rewards = batch.map((t) => t.reward);
-  const kinds = classifyGroups(rewards, labels);
-  const groups = kinds.map((g) => {
-    const rs = g.rows.map((i) => rewards[i] as number);
-    const n = rs.length;
-    const k = rs.filter((r) => r === 1).length;
-    const verlCf = closedFormAdvantage(k, n, 'verl', eps);
-    const teachCf = closedFormAdvantage(k, n, 'teaching', eps);
-    const verl = g.rows.map((i) => verlPerRow[i] as number);
-    const presets: Record<string, number[] | null> = {};
-    const differences: string[] = [];
-    for (const p of OTHER_PRESETS) {
-      const values = presetOnGroup(p, rs);
-      presets[p] = values;
-      const differs = values === null || values.some((v, j) => Math.abs(v - (verl[j] as number)) > 1e-7);
-      if (differs) differences.push(explainDifference(p, g.kind, n));
-    }
-    if (differences.length === 0) differences.push('all conventions agree: r − mean(r) = 0 for every member');
-    return {
-      batch: batchName,
-      group: String(g.label),
-      tasks: [...new Set(g.rows.map((i) => (batch[i] as Trajectory).task))],
-      kind: g.kind,
-      rows: g.rows,
-      rewards: rs,
-      predicted: rs.map((r) => (r === 1 ? verlCf.one : verlCf.zero)),
-      verl,
-      teaching_predicted: rs.map((r) => (r === 1 ? teachCf.one : teachCf.zero)),
-      presets,
-      formula: verlCf.formula,
-      teaching_formula: teachCf.formula,
-      differences,
-    };
-  });
-  return { groups, verlPerRow };
-}
-
-/** What the flip did, in measured numbers, and why it is wrong. */
-function maskFlipNote(maskFlip: Record<string, JsonValue>[], envTokens: number, newTokens: number): string {
-  const by = new Map(maskFlip.map((r) => [r.mode as string, r]));
-  const tm = by.get('token-mean');
-  const sts = by.get('seq-mean-token-sum');
-  const norm = by.get('seq-mean-token-sum-norm');
-  return (
-    `mask flip: the ${envTokens} tool-output tokens were written by the environment; their log-probs measure how well the policy predicts that text, not which action it chose, yet with mask 1 ${newTokens} of them receive gradient (pushed up in positive-advantage rows, down in negative ones). ` +
-    `token-mean's denominator grows ${tm?.denominator_correct_mask} -> ${tm?.denominator_flipped_mask}, diluting every real action token; ` +
-    `seq-mean-token-sum (${sts?.denominator_correct_mask}) and seq-mean-token-sum-norm (${norm?.denominator_correct_mask}) keep their denominators but add the tool tokens' loss to the numerator; ` +
-    "seq-mean-token-mean averages each row over its tool tokens too, so it moves only as far as their ratios differ from the row's model tokens."
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
 // Run
 // ---------------------------------------------------------------------------------------------------
 
 const round = (v: number) => Number(v.toPrecision(10));
 
 function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('advantage', cfg, ctx.seed);
   const eps = cfg.epsilon;
   const batch = EXERCISE_BATCH;
   const layout = layoutBatch(batch);
   const { rows: B, cols: T } = layout;
-  const shape = { rows: B, cols: T };
   const labels = batch.map((t) => t.group);
 
   // 1. Advantages per group: hand prediction vs verl's kernel vs the other conventions.
@@ -393,10 +102,104 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
   ctx.onProgress?.(2, 4);
 
   // 3. Mask flip: tool-output tokens masked 1 (as a mask taken from the attention mask would be).
+  const { maskFlip, gradientRows, newlyGradientTokens, toolTokensWithGradient } = maskFlipPhase(
+    cfg,
+    ctx.seed,
+    layout,
+    labels,
+    main,
+  );
+  ctx.onProgress?.(3, 4);
+
+  // 4. Accounting: per task and per batch.
+  const { perTask, actionTokens, envTokens, paddingTokens, zeroAdvantageTokens, denominators, trajectories } =
+    accountingPhase(layout, main, mis);
+
+  // Measurements.
+  const maxDiff = (get: (g: GroupRow) => [number[], number[]]) =>
+    Math.max(
+      ...main.groups.map((g) => {
+        const [x, y] = get(g);
+        return Math.max(...x.map((v, j) => Math.abs(v - (y[j] as number))));
+      }),
+    );
+  const kindCount = (k: GroupKind) => main.groups.filter((g) => g.kind === k).length;
+  const zeroBecameNonzero = misRows.filter(
+    (r) => r.advantage_correct === 0 && r.advantage_misindexed !== 0,
+  ).length;
+  const groups = groupsTable(main, mis);
+
+  return record.finish({
+    metrics: {
+      rows: B,
+      padded_length: T,
+      groups: main.groups.length,
+      all_wrong_groups: kindCount('all_wrong'),
+      all_right_groups: kindCount('all_right'),
+      mixed_groups: kindCount('mixed'),
+      singleton_groups: kindCount('singleton'),
+      zero_variance_group_fraction: (kindCount('all_wrong') + kindCount('all_right')) / main.groups.length,
+      max_abs_verl_minus_predicted: maxDiff((g) => [g.verl, g.predicted]),
+      max_abs_teaching_minus_predicted: maxDiff((g) => [
+        g.presets.teaching as number[],
+        g.teaching_predicted,
+      ]),
+      misindexed_rows_zero_to_nonzero: zeroBecameNonzero,
+      action_tokens: actionTokens,
+      env_tokens: envTokens,
+      padding_tokens: paddingTokens,
+      zero_advantage_tokens_in_denominator: zeroAdvantageTokens,
+      zero_advantage_token_fraction: zeroAdvantageTokens / actionTokens,
+      denominators,
+      denominators_flipped: Object.fromEntries(
+        maskFlip.map((r) => [r.mode as string, r.denominator_flipped_mask as number]),
+      ),
+      ...Object.fromEntries(
+        maskFlip.map((r) => [`loss_change.${r.mode as string}`, r.loss_change as number]),
+      ),
+      tool_tokens_with_gradient_correct_mask: toolTokensWithGradient,
+      tool_tokens_newly_with_gradient: newlyGradientTokens,
+    },
+    curves: {},
+    tables: {
+      groups,
+      misindexed: misRows,
+      mask_flip: maskFlip,
+      gradient_tokens: gradientRows,
+      per_task: perTask,
+      trajectories,
+    },
+    notes: [
+      `presets: ${Object.values(CONVENTION_PRESETS)
+        .map((p) => `${p.name} (std ${p.std}, eps ${p.epsilon}, singleton ${p.singleton})`)
+        .join('; ')}`,
+      maskFlipNote(maskFlip, envTokens, newlyGradientTokens),
+      'mis-indexed: one uid shared by an easy and a hard task makes a mixed group out of two zero-variance groups; the easy task is pushed up and the hard one down for being easy or hard, not for anything the samples did.',
+    ],
+    plots: ADVANTAGE_PLOTS,
+  });
+}
+
+/**
+ * Phase 3, the mask flip: the policy loss under verl's four aggregation modes with the correct mask
+ * and with tool-output tokens masked 1, their denominators, and which tokens receive gradient.
+ * Log-probs are drawn from the seed's 'log-probs' stream (the run's only random draws).
+ */
+function maskFlipPhase(
+  cfg: AdvantageConfig,
+  seed: number,
+  layout: BatchLayout,
+  labels: readonly string[],
+  main: GroupComparison,
+) {
+  const batch = EXERCISE_BATCH;
+  const eps = cfg.epsilon;
+  const { rows: B, cols: T } = layout;
+  const shape = { rows: B, cols: T };
   const flippedMask = new Float32Array(B * T);
   for (let i = 0; i < B * T; i++)
     flippedMask[i] = (layout.actionMask[i] as number) || (layout.envMask[i] as number);
-  const rng = new Rng(ctx.seed).fork('log-probs');
+  const rng = new Rng(seed).fork('log-probs');
   const oldLogProb = new Float32Array(B * T);
   const logProb = new Float32Array(B * T);
   for (let i = 0; i < B * T; i++) {
@@ -474,10 +277,19 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
       tool_tokens_newly_with_gradient: newTool,
     };
   });
-  ctx.onProgress?.(3, 4);
+  return { maskFlip, gradientRows, newlyGradientTokens, toolTokensWithGradient };
+}
 
-  // 4. Accounting: per task and per batch.
-  const perTask = (name: string, groups: GroupRow[]) => {
+/**
+ * Phase 4, the accounting: per task, groups seen and zero-variance groups; per batch, action,
+ * environment and padding tokens, zero-advantage tokens in the denominator and each mode's
+ * denominator; per trajectory, its tokens and its weight in each mode.
+ */
+function accountingPhase(layout: BatchLayout, main: GroupComparison, mis: GroupComparison) {
+  const batch = EXERCISE_BATCH;
+  const { rows: B, cols: T } = layout;
+  const shape = { rows: B, cols: T };
+  const perTaskOf = (name: string, groups: GroupRow[]) => {
     const tasks = [...new Set(batch.map((t) => t.task))];
     return tasks.map((task) => {
       const mine = groups.filter((g) => g.tasks.includes(task));
@@ -526,18 +338,13 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
     };
   });
 
-  const maxDiff = (get: (g: GroupRow) => [number[], number[]]) =>
-    Math.max(
-      ...main.groups.map((g) => {
-        const [x, y] = get(g);
-        return Math.max(...x.map((v, j) => Math.abs(v - (y[j] as number))));
-      }),
-    );
-  const kindCount = (k: GroupKind) => main.groups.filter((g) => g.kind === k).length;
-  const zeroBecameNonzero = misRows.filter(
-    (r) => r.advantage_correct === 0 && r.advantage_misindexed !== 0,
-  ).length;
-  const groupsTable = [...main.groups, ...mis.groups.filter((g) => g.group === MISINDEXED_GROUP.to)].map(
+  const perTask = [...perTaskOf('exercise', main.groups), ...perTaskOf('mis_indexed', mis.groups)];
+  return { perTask, actionTokens, envTokens, paddingTokens, zeroAdvantageTokens, denominators, trajectories };
+}
+
+/** The `groups` table: every group of the exercise batch, then the mis-indexed batch's merged group. */
+function groupsTable(main: GroupComparison, mis: GroupComparison): Record<string, JsonValue>[] {
+  return [...main.groups, ...mis.groups.filter((g) => g.group === MISINDEXED_GROUP.to)].map(
     (g) =>
       ({
         batch: g.batch,
@@ -558,81 +365,28 @@ function runAdvantage(cfg: AdvantageConfig, ctx: RunContext): RunRecord {
         differences: g.differences,
       }) as Record<string, JsonValue>,
   );
-
-  return {
-    experiment: 'advantage',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
-    metrics: {
-      rows: B,
-      padded_length: T,
-      groups: main.groups.length,
-      all_wrong_groups: kindCount('all_wrong'),
-      all_right_groups: kindCount('all_right'),
-      mixed_groups: kindCount('mixed'),
-      singleton_groups: kindCount('singleton'),
-      zero_variance_group_fraction: (kindCount('all_wrong') + kindCount('all_right')) / main.groups.length,
-      max_abs_verl_minus_predicted: maxDiff((g) => [g.verl, g.predicted]),
-      max_abs_teaching_minus_predicted: maxDiff((g) => [
-        g.presets.teaching as number[],
-        g.teaching_predicted,
-      ]),
-      misindexed_rows_zero_to_nonzero: zeroBecameNonzero,
-      action_tokens: actionTokens,
-      env_tokens: envTokens,
-      padding_tokens: paddingTokens,
-      zero_advantage_tokens_in_denominator: zeroAdvantageTokens,
-      zero_advantage_token_fraction: zeroAdvantageTokens / actionTokens,
-      denominators,
-      denominators_flipped: Object.fromEntries(
-        maskFlip.map((r) => [r.mode as string, r.denominator_flipped_mask as number]),
-      ),
-      ...Object.fromEntries(
-        maskFlip.map((r) => [`loss_change.${r.mode as string}`, r.loss_change as number]),
-      ),
-      tool_tokens_with_gradient_correct_mask: toolTokensWithGradient,
-      tool_tokens_newly_with_gradient: newlyGradientTokens,
-    },
-    curves: {},
-    tables: {
-      groups: groupsTable,
-      misindexed: misRows,
-      mask_flip: maskFlip,
-      gradient_tokens: gradientRows,
-      per_task: [...perTask('exercise', main.groups), ...perTask('mis_indexed', mis.groups)],
-      trajectories,
-    },
-    notes: [
-      `presets: ${Object.values(CONVENTION_PRESETS)
-        .map((p) => `${p.name} (std ${p.std}, eps ${p.epsilon}, singleton ${p.singleton})`)
-        .join('; ')}`,
-      maskFlipNote(maskFlip, envTokens, newlyGradientTokens),
-      'mis-indexed: one uid shared by an easy and a hard task makes a mixed group out of two zero-variance groups; the easy task is pushed up and the hard one down for being easy or hard, not for anything the samples did.',
-    ],
-    plots: {
-      mask_flip_loss: {
-        title: 'Policy loss: correct mask vs tool-output tokens masked 1',
-        y: 'pg_loss',
-        x: 'aggregation mode',
-        kind: 'bar',
-        table: 'mask_flip',
-        xField: 'mode',
-        yFields: ['loss_correct_mask', 'loss_flipped_mask'],
-      },
-      mask_flip_denominator: {
-        title: 'Loss denominator: correct vs flipped mask',
-        y: 'denominator (tokens, rows or T)',
-        x: 'aggregation mode',
-        kind: 'bar',
-        table: 'mask_flip',
-        xField: 'mode',
-        yFields: ['denominator_correct_mask', 'denominator_flipped_mask'],
-      },
-    },
-    timing: { wall_ms: elapsedMs() },
-  };
 }
+
+const ADVANTAGE_PLOTS: Record<string, PlotHint> = {
+  mask_flip_loss: {
+    title: 'Policy loss: correct mask vs tool-output tokens masked 1',
+    y: 'pg_loss',
+    x: 'aggregation mode',
+    kind: 'bar',
+    table: 'mask_flip',
+    xField: 'mode',
+    yFields: ['loss_correct_mask', 'loss_flipped_mask'],
+  },
+  mask_flip_denominator: {
+    title: 'Loss denominator: correct vs flipped mask',
+    y: 'denominator (tokens, rows or T)',
+    x: 'aggregation mode',
+    kind: 'bar',
+    table: 'mask_flip',
+    xField: 'mode',
+    yFields: ['denominator_correct_mask', 'denominator_flipped_mask'],
+  },
+};
 
 export const advantage: Experiment<typeof ADVANTAGE_OPTIONS> = {
   name: 'advantage',
@@ -644,4 +398,5 @@ export const advantage: Experiment<typeof ADVANTAGE_OPTIONS> = {
     ctx.onProgress?.(4, 4);
     return result;
   },
+  format: formatAdvantage,
 };

@@ -40,9 +40,9 @@ import {
   updateDiagnostics,
 } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { startRecord } from '../record.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { formatAgent } from './agentSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: 16 tasks x 8 samples x 150 updates = 19,200 training trajectories, as the course.
@@ -134,7 +134,7 @@ export function checkAgentOptions(cfg: AgentConfig): void {
 }
 
 async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('agent', cfg, ctx.seed);
   checkAgentOptions(cfg);
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
@@ -152,18 +152,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
   const before = evaluatePolicy(logits, evalTasks, root.fork('agent/eval-before'), cfg.eval);
 
   // Training loop.
-  const curves = {
-    update: [] as number[],
-    all_wrong: [] as number[],
-    mixed: [] as number[],
-    all_right: [] as number[],
-    singleton: [] as number[],
-    zero_adv: [] as number[],
-    train_success: [] as number[],
-    protocol_prob: [] as number[],
-    grad_norm: [] as number[],
-    outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, [] as number[]])),
-  };
+  const curves = emptyCurves();
   const seenTasks = new Set<string>();
   let zeroAdvantageTotal = 0;
   for (let u = 0; u < cfg.updates; u++) {
@@ -189,18 +178,7 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
       );
     }
 
-    const d = updateDiagnostics(batch, advantages);
-    curves.update.push(u + 1);
-    curves.all_wrong.push(d.allWrong);
-    curves.mixed.push(d.mixed);
-    curves.all_right.push(d.allRight);
-    curves.singleton.push(d.singleton);
-    curves.zero_adv.push(d.zeroAdvantage);
-    curves.train_success.push(d.success);
-    curves.grad_norm.push(gradNorm);
-    const outcomeCounts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-    for (const e of batch.episodes) outcomeCounts[e.outcome] += 1;
-    for (const o of OUTCOMES) curves.outcomes[o]?.push(outcomeCounts[o] / batch.episodes.length);
+    const d = measureUpdate(curves, u, batch, advantages, gradNorm);
     zeroAdvantageTotal += d.zeroAdvantage * batch.episodes.length;
     ctx.onProgress?.(u + 1, cfg.updates);
   }
@@ -239,21 +217,69 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
     before: before.counts[o] / before.tasks,
     after: after.counts[o] / after.tasks,
   }));
-  const probabilityRows: Record<string, JsonValue>[] = [];
-  for (let k = 0; k < KIND_NAMES.length; k++) {
-    for (let s = 0; s < STAGE_NAMES.length; s++) {
-      const p = actionProbs(logits, k as TaskKind, s as Stage);
-      const row: Record<string, JsonValue> = {
-        kind: KIND_NAMES[k] as string,
-        stage: STAGE_NAMES[s] as string,
-      };
-      ACTION_NAMES.forEach((a, j) => {
-        row[a] = p[j] as number;
-      });
-      probabilityRows.push(row);
-    }
-  }
+  const probabilityRows = learnedProbabilityRows(logits);
 
+  return record.finish({
+    metrics,
+    curves: curveRecordOf(curves, G),
+    tables: { eval_outcomes: outcomeRows, learned_probabilities: probabilityRows },
+    notes: [
+      'update: group-standardised on-policy REINFORCE, one gradient step per batch; no PPO clip, no ratio (pi_old = pi), no reference KL, no token mask.',
+      'the tools do the arithmetic: the gain is a learned 3-step tool protocol in a 24-logit table, not an LLM reasoning gain; no LLM weights are involved.',
+      `held-out tasks come from their own seeded stream; ${evalSeenInTraining} of ${cfg.eval_tasks} coincide by value with a training task, which cannot help: the policy never sees operands.`,
+      ...(pZero > 0
+        ? [
+            `operands include 0: for b = 0 the wrong tool gives the right number and is rewarded (P(b=0) = ${pZero.toPrecision(3)}); such successes are counted as coincidental.`,
+          ]
+        : []),
+    ],
+    plots: AGENT_PLOTS,
+  });
+}
+
+/** The per-update series of a run, filled by {@link measureUpdate}. */
+function emptyCurves() {
+  return {
+    update: [] as number[],
+    all_wrong: [] as number[],
+    mixed: [] as number[],
+    all_right: [] as number[],
+    singleton: [] as number[],
+    zero_adv: [] as number[],
+    train_success: [] as number[],
+    protocol_prob: [] as number[],
+    grad_norm: [] as number[],
+    outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, [] as number[]])),
+  };
+}
+
+type AgentCurves = ReturnType<typeof emptyCurves>;
+
+/** Appends update `u`'s measures (group kinds, zero advantages, success, gradient norm, outcomes) to `curves`. */
+function measureUpdate(
+  curves: AgentCurves,
+  u: number,
+  batch: ReturnType<typeof collectGroups>,
+  advantages: ReturnType<typeof reinforceGroupAdvantages>,
+  gradNorm: number,
+): ReturnType<typeof updateDiagnostics> {
+  const d = updateDiagnostics(batch, advantages);
+  curves.update.push(u + 1);
+  curves.all_wrong.push(d.allWrong);
+  curves.mixed.push(d.mixed);
+  curves.all_right.push(d.allRight);
+  curves.singleton.push(d.singleton);
+  curves.zero_adv.push(d.zeroAdvantage);
+  curves.train_success.push(d.success);
+  curves.grad_norm.push(gradNorm);
+  const outcomeCounts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const e of batch.episodes) outcomeCounts[e.outcome] += 1;
+  for (const o of OUTCOMES) curves.outcomes[o]?.push(outcomeCounts[o] / batch.episodes.length);
+  return d;
+}
+
+/** The record's curves: `<family>.<series>` keys (docs/architecture.md §4); singletons only when G = 1. */
+function curveRecordOf(curves: AgentCurves, G: number): Record<string, number[]> {
   const curveRecord: Record<string, number[]> = {
     update: curves.update,
     'group_kind.all_wrong': curves.all_wrong,
@@ -266,39 +292,39 @@ async function runAgent(cfg: AgentConfig, ctx: RunContext): Promise<RunRecord> {
     'grad_norm.l2': curves.grad_norm,
   };
   for (const o of OUTCOMES) curveRecord[`train_outcome.${o}`] = curves.outcomes[o] ?? [];
-
-  return {
-    experiment: 'agent',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
-    metrics,
-    curves: curveRecord,
-    tables: { eval_outcomes: outcomeRows, learned_probabilities: probabilityRows },
-    notes: [
-      'update: group-standardised on-policy REINFORCE, one gradient step per batch; no PPO clip, no ratio (pi_old = pi), no reference KL, no token mask.',
-      'the tools do the arithmetic: the gain is a learned 3-step tool protocol in a 24-logit table, not an LLM reasoning gain; no LLM weights are involved.',
-      `held-out tasks come from their own seeded stream; ${evalSeenInTraining} of ${cfg.eval_tasks} coincide by value with a training task, which cannot help: the policy never sees operands.`,
-      ...(pZero > 0
-        ? [
-            `operands include 0: for b = 0 the wrong tool gives the right number and is rewarded (P(b=0) = ${pZero.toPrecision(3)}); such successes are counted as coincidental.`,
-          ]
-        : []),
-    ],
-    plots: {
-      group_kind: { title: 'Groups per update by kind', y: 'fraction of groups', kind: 'stacked-area' },
-      zero_advantage: {
-        title: 'Trajectories with zero advantage',
-        y: 'fraction of trajectories',
-        kind: 'line',
-      },
-      success: { title: 'Training success', y: 'success rate', kind: 'line' },
-      train_outcome: { title: 'Training outcomes', y: 'fraction of trajectories', kind: 'stacked-area' },
-      grad_norm: { title: 'Gradient norm', y: 'L2 norm of dJ/dz', kind: 'line' },
-    },
-    timing: { wall_ms: elapsedMs() },
-  };
+  return curveRecord;
 }
+
+/** `tables.learned_probabilities`: the policy's action probabilities per (task kind, stage). */
+function learnedProbabilityRows(logits: Float64Array): Record<string, JsonValue>[] {
+  const rows: Record<string, JsonValue>[] = [];
+  for (let k = 0; k < KIND_NAMES.length; k++) {
+    for (let s = 0; s < STAGE_NAMES.length; s++) {
+      const p = actionProbs(logits, k as TaskKind, s as Stage);
+      const row: Record<string, JsonValue> = {
+        kind: KIND_NAMES[k] as string,
+        stage: STAGE_NAMES[s] as string,
+      };
+      ACTION_NAMES.forEach((a, j) => {
+        row[a] = p[j] as number;
+      });
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+const AGENT_PLOTS: Record<string, PlotHint> = {
+  group_kind: { title: 'Groups per update by kind', y: 'fraction of groups', kind: 'stacked-area' },
+  zero_advantage: {
+    title: 'Trajectories with zero advantage',
+    y: 'fraction of trajectories',
+    kind: 'line',
+  },
+  success: { title: 'Training success', y: 'success rate', kind: 'line' },
+  train_outcome: { title: 'Training outcomes', y: 'fraction of trajectories', kind: 'stacked-area' },
+  grad_norm: { title: 'Gradient norm', y: 'L2 norm of dJ/dz', kind: 'line' },
+};
 
 function taskKey(t: Task): string {
   return `${t.kind}:${t.a}:${t.b}`;
@@ -311,4 +337,5 @@ export const agent: Experiment<typeof AGENT_OPTIONS> = {
   options: AGENT_OPTIONS,
   check: checkAgentOptions,
   run: runAgent,
+  format: formatAgent,
 };

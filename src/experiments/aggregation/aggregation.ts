@@ -13,7 +13,6 @@
  * Measured: success, mean length of successful and failed trajectories, think-token rate, the
  * normalised per-token weight by trajectory length, and the failed long/short weight ratio.
  */
-
 import type { z } from 'zod';
 import { LOSS_AGG_MODES } from '../../core/aggLoss.js';
 import {
@@ -24,10 +23,10 @@ import {
   pooledTraining,
 } from '../../train/tokenMeasures.js';
 import { armCurves, armTable, fixed, levelReport, pairedDifferences, round6 } from '../armReport.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { formatAggregation } from './aggregationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
@@ -36,7 +35,7 @@ export const AGGREGATION_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY);
 export type AggregationConfig = z.output<typeof AGGREGATION_OPTIONS>;
 
 function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('aggregation', cfg, ctx.seed);
 
   // --- arms: one per verl loss_agg_mode ---------------------------------------------------------------
   const specs: ArmSpec[] = LOSS_AGG_MODES.map((mode) => ({
@@ -121,11 +120,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
     failed_weight_ratio: (u) => u.failedLongShortWeightRatio,
   });
 
-  return {
-    experiment: 'aggregation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -155,8 +150,7 @@ function runAggregation(cfg: AggregationConfig, ctx: RunContext): RunRecord {
         yFields: [...LOSS_AGG_MODES],
       },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The closing sentence, drawn from the measured numbers. */
@@ -202,4 +196,5 @@ export const aggregation: Experiment<typeof AGGREGATION_OPTIONS> = {
     metrics: ['eval_success', 'eval_verify_rate', 'success_mean_length'],
   }),
   run: runAggregation,
+  format: formatAggregation,
 };

@@ -5,7 +5,8 @@ import { lossOptionsOf, runSweepArm, type SweepArm, sampleSweepBatch, warmUp } f
 import { runSeeds } from '../multiSeed.js';
 import { configOf, resolveConfig } from '../options.js';
 import type { JsonValue, RunRecord } from '../types.js';
-import { type ClipConfig, clip, clippedMovedFurtherNote } from './clip.js';
+import { type ClipConfig, clip } from './clip.js';
+import { clippedMovedFurtherNote } from './clipNotes.js';
 
 // A small grid that still has every kind of arm: 2 clip ratios + none + clip-higher, dual on/off,
 // 2 mini-batch counts, one optimizer with one lr, 3 epoch counts.

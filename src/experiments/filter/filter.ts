@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { grpoScalarAdvantages } from '../../core/grpo.js';
-import { type ZeroVarianceRule, type ZeroVarianceScope, zeroVarianceRows } from '../../core/zeroVariance.js';
+import { type ZeroVarianceRule, zeroVarianceRows } from '../../core/zeroVariance.js';
 import { Rng } from '../../random.js';
 import {
   agentLearner,
@@ -33,10 +33,11 @@ import {
 } from '../../train/filterLearners.js';
 import { fixed, pairedDifferences, round6 } from '../armReport.js';
 import { defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { formatFilter } from './filterSummary.js';
+import { accumulateRules, groupIndex, ruleAccumulators, ruleRows } from './zeroVarianceRules.js';
 
 // --- config -------------------------------------------------------------------------------------------
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -144,10 +145,6 @@ interface ArmTrace {
 /** Noisy partial credit: fround(partial + noise x U(-1, 1)), drawn from `rng`. */
 function noisyPartial(partial: Float64Array, noise: number, rng: Rng): Float64Array {
   return Float64Array.from(partial, (p) => Math.fround(p + noise * (2 * rng.next() - 1)));
-}
-
-function groupIndex(rows: number, groupSize: number): Int32Array {
-  return Int32Array.from({ length: rows }, (_, i) => Math.floor(i / groupSize));
 }
 
 // --- one arm: sample, choose groups, advantages, update, measure --------------------------------------
@@ -284,98 +281,6 @@ function successAt(t: ArmTrace, g: number): number {
   return u < 0 ? Number.NaN : (t.success[u] as number);
 }
 
-// --- the zero-variance rules side by side on noisy partial credit --------------------------------------
-interface RuleAccumulator {
-  rule: ZeroVarianceRule;
-  scope: ZeroVarianceScope;
-  groups: number;
-  flaggedGroups: number;
-  flaggedRows: number;
-  signalRowsZeroed: number;
-  noiseGroups: number;
-  noiseGroupsKept: number;
-  maxAbsNoiseAdv: number;
-  sumAbsNoiseAdv: number;
-  noiseRows: number;
-}
-
-function ruleAccumulators(): RuleAccumulator[] {
-  const out: RuleAccumulator[] = [];
-  for (const rule of ['exact', 'std', 'range'] as const) {
-    for (const scope of ['group', 'leave_one_out'] as const) {
-      out.push({
-        rule,
-        scope,
-        groups: 0,
-        flaggedGroups: 0,
-        flaggedRows: 0,
-        signalRowsZeroed: 0,
-        noiseGroups: 0,
-        noiseGroupsKept: 0,
-        maxAbsNoiseAdv: 0,
-        sumAbsNoiseAdv: 0,
-        noiseRows: 0,
-      });
-    }
-  }
-  return out;
-}
-
-/** Adds one generated batch (clean partial credit and its noisy version) to every rule's counts. */
-function accumulateRules(
-  acc: RuleAccumulator[],
-  clean: Float64Array,
-  noisy: Float64Array,
-  G: number,
-  cfg: FilterConfig,
-): void {
-  const index = groupIndex(clean.length, G);
-  const groups = clean.length / G;
-  const cleanFlat = zeroVarianceRows(clean, index, { rule: 'exact' }).groups;
-  const adv = grpoScalarAdvantages(noisy, index, { std: cfg.std, epsilon: 1e-6 });
-  for (const a of acc) {
-    const f = zeroVarianceRows(noisy, index, { rule: a.rule, tol: cfg.zero_variance_tol, scope: a.scope });
-    a.groups += groups;
-    a.flaggedGroups += f.flaggedGroups;
-    a.flaggedRows += f.flaggedRows;
-    for (let k = 0; k < groups; k++) {
-      const noiseOnly = cleanFlat[k] === 1; // the clean scores are equal: any spread is noise
-      let kept = false;
-      for (let i = k * G; i < (k + 1) * G; i++) {
-        const zeroed = f.rows[i] === 1;
-        if (zeroed && !noiseOnly) a.signalRowsZeroed++;
-        if (!noiseOnly) continue;
-        const value = zeroed ? 0 : Math.abs(adv[i] as number);
-        if (!zeroed && value > 0) kept = true;
-        a.maxAbsNoiseAdv = Math.max(a.maxAbsNoiseAdv, value);
-        a.sumAbsNoiseAdv += value;
-        a.noiseRows++;
-      }
-      if (noiseOnly) {
-        a.noiseGroups++;
-        if (kept) a.noiseGroupsKept++;
-      }
-    }
-  }
-}
-
-function ruleRows(acc: RuleAccumulator[], tol: number): Record<string, JsonValue>[] {
-  return acc.map((a) => ({
-    rule: a.rule,
-    scope: a.scope,
-    tol: a.rule === 'exact' ? 0 : tol,
-    groups: a.groups,
-    zero_variance_groups: a.flaggedGroups,
-    zero_variance_group_fraction: round6(a.flaggedGroups / a.groups),
-    zeroed_rows: a.flaggedRows,
-    signal_rows_zeroed: a.signalRowsZeroed,
-    noise_only_groups: a.noiseGroups,
-    noise_only_groups_with_advantage: a.noiseGroupsKept,
-    noise_only_max_abs_advantage: round6(a.maxAbsNoiseAdv),
-    noise_only_mean_abs_advantage: round6(a.noiseRows ? a.sumAbsNoiseAdv / a.noiseRows : 0),
-  }));
-}
-
 // --- the experiment --------------------------------------------------------------------------------------
 function makeLearner(cfg: FilterConfig, seed: number): FilterLearner<unknown> {
   const lr = cfg.lr ?? FILTER_DEFAULT_LR[cfg.env];
@@ -399,7 +304,7 @@ function makeLearner(cfg: FilterConfig, seed: number): FilterLearner<unknown> {
 }
 
 function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('filter', cfg, ctx.seed);
   const K = cfg.groups_per_update;
   const G = cfg.group_size;
 
@@ -462,11 +367,7 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
     vsGenerated.push(row);
   }
 
-  return {
-    experiment: 'filter',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -489,8 +390,7 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
       denominator: { title: 'Token-mean denominator per update', y: 'policy tokens' },
       kl_ref: { title: 'KL to the initial policy', y: 'nats per policy token' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The measured headline, from the numbers of this run. */
@@ -530,4 +430,5 @@ export const filter: Experiment<typeof FILTER_OPTIONS> = {
     metrics: ['success_per_update_auc', 'success_per_generated_auc', 'eval_success', 'kl_ref'],
   }),
   run: runFilter,
+  format: formatFilter,
 };

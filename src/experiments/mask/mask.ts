@@ -28,10 +28,10 @@ import {
   trajectoryAccounting,
 } from '../armReport.js';
 import { option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS, TRUNCATION_ONLY } from '../tokenLab.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { formatMask } from './maskSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const MASK_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY).extend({
@@ -46,7 +46,7 @@ export const MASK_OPTIONS = TOKEN_LAB_OPTIONS.omit(TRUNCATION_ONLY).extend({
 export type MaskConfig = z.output<typeof MASK_OPTIONS>;
 
 function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('mask', cfg, ctx.seed);
   const mode = cfg.loss_agg_mode;
 
   // --- arms -----------------------------------------------------------------------------------------
@@ -101,11 +101,7 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
     loss_tokens: (u) => u.lossTokensPerTrajectory,
   });
 
-  return {
-    experiment: 'mask',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -129,8 +125,7 @@ function runMask(cfg: MaskConfig, ctx: RunContext): RunRecord {
       loss_tokens: { title: 'Tokens the loss counts per trajectory', y: 'tokens with mask 1' },
       env_tokens: { title: 'Environment tokens per trajectory', y: 'tokens' },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The closing sentence, drawn from the measured numbers. */
@@ -169,4 +164,5 @@ export const mask: Experiment<typeof MASK_OPTIONS> = {
     metrics: ['eval_success', 'observation_token_action_rate', 'protocol_error_rate'],
   }),
   run: runMask,
+  format: formatMask,
 };

@@ -28,10 +28,9 @@ import {
 } from '../../train/mismatchCorrections.js';
 import { type MismatchArmResult, type MismatchStreams, runMismatchArm } from '../../train/mismatchLearner.js';
 import { option, withDefault } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
 import { type DoseSetting, ENGINE_PRECISIONS, type EnginePrecision } from './mismatchDose.js';
 import {
   armSummaryRow,
@@ -41,6 +40,7 @@ import {
   mismatchCurves,
   sourceConclusions,
 } from './mismatchReport.js';
+import { formatMismatch } from './mismatchSummary.js';
 
 export { type DoseSetting, ENGINE_PRECISIONS, type EnginePrecision } from './mismatchDose.js';
 
@@ -228,7 +228,7 @@ function learnerConfig(cfg: MismatchConfig): WarmStartConfig {
 }
 
 function runMismatch(cfg: MismatchConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('mismatch', cfg, ctx.seed);
   const { arms, thresholds, dose } = checkMismatchOptions(cfg);
 
   // --- setup: the warm start (shared by every arm), seeded streams shared by every arm
@@ -323,11 +323,7 @@ function runMismatch(cfg: MismatchConfig, ctx: RunContext): RunRecord {
   }
   metrics.best_correction = best?.arm ?? null;
 
-  return {
-    experiment: 'mismatch',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves: mismatchCurves(results),
     tables: {
@@ -341,8 +337,7 @@ function runMismatch(cfg: MismatchConfig, ctx: RunContext): RunRecord {
       'One seed: differences between arms here are not findings; compare arms with --seeds (paired) before reading anything into them.',
     ],
     plots: MISMATCH_PLOTS,
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 export const mismatch: Experiment<typeof MISMATCH_OPTIONS> = {
@@ -358,4 +353,5 @@ export const mismatch: Experiment<typeof MISMATCH_OPTIONS> = {
       : null;
   },
   run: runMismatch,
+  format: formatMismatch,
 };

@@ -46,9 +46,9 @@ import type { RolloutMode } from '../../train/eventSim.js';
 import { LENGTH_DEFAULTS } from '../../train/generationLength.js';
 import { TEACHING_ADVANTAGE } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { formatRollout } from './rolloutSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Config. Defaults: K=16 groups x G=8 x 150 updates = 19,200 consumed trajectories and lr 2, as the
@@ -202,7 +202,7 @@ export function checkRolloutOptions(cfg: RolloutConfig): void {
 }
 
 async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecord> {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('rollout', cfg, ctx.seed);
   checkRolloutOptions(cfg);
   const rows = parseRows(cfg.rows);
   const operands: OperandRange = { operandMin: cfg.operand_min, operandMax: cfg.operand_max };
@@ -254,63 +254,11 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
   const histograms: { key: string; counts: number[]; total: number }[] = [];
 
   for (const { spec, run, evalSuccess } of results) {
-    const { sim, series } = run;
-    const G = cfg.group_size;
-    const consumedGroups = sim.groups.filter((g) => g.status === 'consumed');
-    const groupLags = consumedGroups.map((g) => g.lag);
-    const all = ratioStats(run.actionLogRatio);
-    const absLog = Float64Array.from(run.actionLogRatio, Math.abs);
-    const reach = series.protocolProb.findIndex((p) => p >= 0.9);
-    const row: Record<string, JsonValue> = {
-      run: spec.key,
-      mode: spec.mode,
-      eta: spec.mode === 'unbounded' ? null : spec.mode === 'sync' ? 0 : cfg.eta,
-      correction: spec.correction,
-      drop_beyond: spec.mode === 'bounded' || spec.correction === 'drop' ? cfg.eta : null,
-      throughput: (consumedGroups.length * G) / sim.endTime,
-      generated_per_s: (sim.groups.length * G) / sim.endTime,
-      sim_seconds: sim.endTime,
-      trainer_idle: roundOff(sim.trainerIdle),
-      worker_idle: roundOff(sim.workerIdle),
-      worker_wasted: sim.workerBusy > 0 ? sim.workerWasted / sim.workerBusy : 0,
-      dropped_groups: sim.dropped,
-      max_queue: sim.maxQueue,
-      lag_mean: mean(groupLags),
-      lag_max: groupLags.reduce((m, l) => Math.max(m, l), Number.NEGATIVE_INFINITY), // no spread: U x K can pass the ~120k argument limit
-      ratio_mean: all?.mean ?? null,
-      ratio_p50: all?.p50 ?? null,
-      ratio_p90: all?.p90 ?? null,
-      ratio_p99: all?.p99 ?? null,
-      ratio_max: all?.max ?? null,
-      over_cap_fraction: fractionAbove(run.actionLogRatio, Math.log(cfg.tis_cap)),
-      ratio_mean_pos_adv: meanRatioWhere(run, (a) => a > 0),
-      ratio_mean_neg_adv: meanRatioWhere(run, (a) => a < 0),
-      ess_fraction: mean(series.essRatio),
-      ess_fraction_min: series.essRatio.reduce((m, e) => Math.min(m, e), Number.POSITIVE_INFINITY),
-      ess_seq_fraction: mean(series.essSequence),
-      ess_applied_fraction: mean(series.essApplied),
-      lag_logratio_corr: pearson(run.actionLag, absLog),
-      consumed_mean_length: mean(run.consumedLengths),
-      generated_mean_length: mean(run.generatedLengths),
-      eval_success: evalSuccess,
-      protocol_prob: series.protocolProb[U - 1] as number,
-      updates_to_0_9: reach >= 0 ? reach + 1 : null,
-      seconds_to_0_9: reach >= 0 ? (series.simTime[reach] as number) : null,
-    };
+    const row = modeRow(spec, run, evalSuccess, cfg);
+    const { series } = run;
+    const groupLags = run.sim.groups.filter((g) => g.status === 'consumed').map((g) => g.lag);
     modeRows.push(row);
-    for (const k of [
-      'throughput',
-      'trainer_idle',
-      'worker_idle',
-      'lag_mean',
-      'ratio_p99',
-      'ess_fraction',
-      'eval_success',
-      'protocol_prob',
-      'updates_to_0_9',
-      'seconds_to_0_9',
-      'worker_wasted',
-    ]) {
+    for (const k of ROLLOUT_ROW_METRICS) {
       const v = row[k];
       if (typeof v === 'number') metrics[`${k}.${spec.key}`] = v;
     }
@@ -350,11 +298,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
   });
   const keys = results.map((r) => r.spec.key);
 
-  return {
-    experiment: 'rollout',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics: {
       ...metrics,
       consumed_trajectories_per_row: cfg.groups_per_update * cfg.group_size * U,
@@ -367,47 +311,9 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
       ratio_by_lag: ratioRows,
       ratio_p99_by_lag: p99Rows,
     },
-    notes: [
-      `simulated time only: a group's generation time is its longest sample's tokens x ${cfg.seconds_per_token} s; a trainer step takes ${cfg.train_step_s} s; new weights reach workers ${cfg.publish_delay_s} s after a step ends.`,
-      'a worker keeps the version it started a group with (no partial rollout / in-flight weight update); finished groups are consumed first-finished first (FIFO).',
-      `bounded: AReaL's admission rule (a group may start only while started - rejected < (eta + published version + 1) x K) plus a drop at consumption of groups that still arrive more than eta=${cfg.eta} versions late (long groups finish out of order); dropped groups count as rejected. admission: the same rule without the drop (consumed lags can exceed eta).`,
-      'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
-      'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
-      'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',
-      `eval_success ${cfg.eval === 'sample' ? 'samples the final policy once' : 'takes the greedy action of the final policy'} on each of the ${cfg.eval_tasks} held-out tasks (sampling sd ${Math.sqrt((0.97 * 0.03) / cfg.eval_tasks).toPrecision(2)} at a success of 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.`,
-    ],
-    plots: {
-      lag_mean: { title: 'Version lag of consumed groups', y: 'versions (mean per step)' },
-      ess_fraction: { title: 'Kish ESS of the per-action ratios', y: 'fraction of the batch' },
-      abs_log_ratio: {
-        title: 'Distribution shift per step: mean |log ratio|',
-        y: 'mean |log pi_current - log pi_behaviour|',
-      },
-      protocol_prob: { title: 'Learning: protocol probability after each step', y: 'probability' },
-      train_success: { title: 'Training success of consumed batches', y: 'success rate' },
-      consumed_length: { title: 'Tokens per consumed trajectory', y: 'tokens (mean per step)' },
-      sim_time: { title: 'Simulated time at the end of each step', y: 'seconds' },
-      lag_histogram: {
-        title: 'Version lag of consumed groups',
-        x: 'version lag',
-        y: 'fraction of consumed groups',
-        kind: 'bar',
-        table: 'lag_histogram',
-        xField: 'lag',
-        yFields: keys,
-      },
-      ratio_p99_by_lag: {
-        title: 'p99 of the probability ratio by lag',
-        x: 'version lag',
-        y: 'ratio p99',
-        kind: 'bar',
-        table: 'ratio_p99_by_lag',
-        xField: 'lag_bucket',
-        yFields: keys,
-      },
-    } satisfies Record<string, PlotHint>,
-    timing: { wall_ms: elapsedMs() },
-  };
+    notes: rolloutNotes(cfg),
+    plots: rolloutPlots(keys),
+  });
 }
 
 /** Idle fractions are 1 - busy/total: float rounding can leave +-1e-16 where the true value is 0. */
@@ -439,6 +345,122 @@ function fractionAbove(logRatios: ArrayLike<number>, logCap: number): number {
   return logRatios.length ? n / logRatios.length : 0;
 }
 
+/** The `tables.modes` columns that also become metrics (`<column>.<row key>`), what `--seeds` summarises. */
+const ROLLOUT_ROW_METRICS = [
+  'throughput',
+  'trainer_idle',
+  'worker_idle',
+  'lag_mean',
+  'ratio_p99',
+  'ess_fraction',
+  'eval_success',
+  'protocol_prob',
+  'updates_to_0_9',
+  'seconds_to_0_9',
+  'worker_wasted',
+] as const;
+
+/** One `tables.modes` row: throughput, idle and wasted time, lag, ratio, ESS and learning of one simulated run. */
+function modeRow(
+  spec: RowSpec,
+  run: AsyncLearnerResult,
+  evalSuccess: number,
+  cfg: RolloutConfig,
+): Record<string, JsonValue> {
+  const U = cfg.updates;
+  const { sim, series } = run;
+  const G = cfg.group_size;
+  const consumedGroups = sim.groups.filter((g) => g.status === 'consumed');
+  const groupLags = consumedGroups.map((g) => g.lag);
+  const all = ratioStats(run.actionLogRatio);
+  const absLog = Float64Array.from(run.actionLogRatio, Math.abs);
+  const reach = series.protocolProb.findIndex((p) => p >= 0.9);
+  const row: Record<string, JsonValue> = {
+    run: spec.key,
+    mode: spec.mode,
+    eta: spec.mode === 'unbounded' ? null : spec.mode === 'sync' ? 0 : cfg.eta,
+    correction: spec.correction,
+    drop_beyond: spec.mode === 'bounded' || spec.correction === 'drop' ? cfg.eta : null,
+    throughput: (consumedGroups.length * G) / sim.endTime,
+    generated_per_s: (sim.groups.length * G) / sim.endTime,
+    sim_seconds: sim.endTime,
+    trainer_idle: roundOff(sim.trainerIdle),
+    worker_idle: roundOff(sim.workerIdle),
+    worker_wasted: sim.workerBusy > 0 ? sim.workerWasted / sim.workerBusy : 0,
+    dropped_groups: sim.dropped,
+    max_queue: sim.maxQueue,
+    lag_mean: mean(groupLags),
+    lag_max: groupLags.reduce((m, l) => Math.max(m, l), Number.NEGATIVE_INFINITY), // no spread: U x K can pass the ~120k argument limit
+    ratio_mean: all?.mean ?? null,
+    ratio_p50: all?.p50 ?? null,
+    ratio_p90: all?.p90 ?? null,
+    ratio_p99: all?.p99 ?? null,
+    ratio_max: all?.max ?? null,
+    over_cap_fraction: fractionAbove(run.actionLogRatio, Math.log(cfg.tis_cap)),
+    ratio_mean_pos_adv: meanRatioWhere(run, (a) => a > 0),
+    ratio_mean_neg_adv: meanRatioWhere(run, (a) => a < 0),
+    ess_fraction: mean(series.essRatio),
+    ess_fraction_min: series.essRatio.reduce((m, e) => Math.min(m, e), Number.POSITIVE_INFINITY),
+    ess_seq_fraction: mean(series.essSequence),
+    ess_applied_fraction: mean(series.essApplied),
+    lag_logratio_corr: pearson(run.actionLag, absLog),
+    consumed_mean_length: mean(run.consumedLengths),
+    generated_mean_length: mean(run.generatedLengths),
+    eval_success: evalSuccess,
+    protocol_prob: series.protocolProb[U - 1] as number,
+    updates_to_0_9: reach >= 0 ? reach + 1 : null,
+    seconds_to_0_9: reach >= 0 ? (series.simTime[reach] as number) : null,
+  };
+  return row;
+}
+
+/** What a rollout record does not include and how each number is counted. */
+function rolloutNotes(cfg: RolloutConfig): string[] {
+  return [
+    `simulated time only: a group's generation time is its longest sample's tokens x ${cfg.seconds_per_token} s; a trainer step takes ${cfg.train_step_s} s; new weights reach workers ${cfg.publish_delay_s} s after a step ends.`,
+    'a worker keeps the version it started a group with (no partial rollout / in-flight weight update); finished groups are consumed first-finished first (FIFO).',
+    `bounded: AReaL's admission rule (a group may start only while started - rejected < (eta + published version + 1) x K) plus a drop at consumption of groups that still arrive more than eta=${cfg.eta} versions late (long groups finish out of order); dropped groups count as rejected. admission: the same rule without the drop (consumed lags can exceed eta).`,
+    'ratio = pi_current(a|s) / pi_behaviour(a|s) per action, from the behaviour log-prob recorded at sampling; is/tis reweight each action (they correct the action distribution at visited states, not the state distribution); sequence-level ESS is reported beside.',
+    'ratio_mean_pos_adv / ratio_mean_neg_adv: mean ratio over actions of trajectories with positive / negative advantage (what is and tis reweight, by sign of the push).',
+    'lag histogram and lag_mean/lag_max count consumed groups; ratio statistics count consumed actions; ess_fraction is the mean over steps of the Kish ESS fraction of the raw ratios.',
+    `eval_success ${cfg.eval === 'sample' ? 'samples the final policy once' : 'takes the greedy action of the final policy'} on each of the ${cfg.eval_tasks} held-out tasks (sampling sd ${Math.sqrt((0.97 * 0.03) / cfg.eval_tasks).toPrecision(2)} at a success of 0.97); protocol_prob is the exact probability of the read -> tool -> submit protocol.`,
+  ];
+}
+
+/** The plot hints of a rollout record; `keys`: its rows' keys, one bar per row. */
+function rolloutPlots(keys: string[]): Record<string, PlotHint> {
+  return {
+    lag_mean: { title: 'Version lag of consumed groups', y: 'versions (mean per step)' },
+    ess_fraction: { title: 'Kish ESS of the per-action ratios', y: 'fraction of the batch' },
+    abs_log_ratio: {
+      title: 'Distribution shift per step: mean |log ratio|',
+      y: 'mean |log pi_current - log pi_behaviour|',
+    },
+    protocol_prob: { title: 'Learning: protocol probability after each step', y: 'probability' },
+    train_success: { title: 'Training success of consumed batches', y: 'success rate' },
+    consumed_length: { title: 'Tokens per consumed trajectory', y: 'tokens (mean per step)' },
+    sim_time: { title: 'Simulated time at the end of each step', y: 'seconds' },
+    lag_histogram: {
+      title: 'Version lag of consumed groups',
+      x: 'version lag',
+      y: 'fraction of consumed groups',
+      kind: 'bar',
+      table: 'lag_histogram',
+      xField: 'lag',
+      yFields: keys,
+    },
+    ratio_p99_by_lag: {
+      title: 'p99 of the probability ratio by lag',
+      x: 'version lag',
+      y: 'ratio p99',
+      kind: 'bar',
+      table: 'ratio_p99_by_lag',
+      xField: 'lag_bucket',
+      yFields: keys,
+    },
+  };
+}
+
 export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
   name: 'rollout',
   summary:
@@ -456,4 +478,5 @@ export const rollout: Experiment<typeof ROLLOUT_OPTIONS> = {
   },
   check: checkRolloutOptions,
   run: runRollout,
+  format: formatRollout,
 };

@@ -46,10 +46,10 @@ import {
 import { measureEpisodes } from '../../train/tokenMeasures.js';
 import { fixed, round6 } from '../armReport.js';
 import { option } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { evaluationTasks, NEURAL_POLICY_ONLY, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
-import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { formatSaturation } from './saturationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 export const SATURATION_OPTIONS = TOKEN_LAB_OPTIONS.omit({
@@ -114,7 +114,7 @@ function checkSaturationOptions(cfg: SaturationConfig): void {
 }
 
 function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('saturation', cfg, ctx.seed);
   checkSaturationOptions(cfg);
   const root = new Rng(ctx.seed);
   const env = { budget: cfg.budget, toolErrorRate: cfg.tool_error_rate, thinkBuckets: cfg.think_buckets };
@@ -160,14 +160,7 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
   }
 
   // the rubric at the branch point: which features separated passes from fails in the warm-up
-  const rubricWeights = (['add', 'sub'] as const).map((kind) => {
-    const { weight } = warm.rubric.weights(kind);
-    const row: Record<string, JsonValue> = { task_kind: kind, mixed_groups: warm.rubric.groupsSeen(kind) };
-    RUBRIC_FEATURES.forEach((f, i) => {
-      row[f] = round6(weight[i] as number);
-    });
-    return row;
-  });
+  const rubricWeights = rubricWeightRows(warm.rubric);
 
   // --- phase 2: the arms branch from the same state, with the same streams --------------------------
   const results = arms.map((a, k) => {
@@ -227,62 +220,17 @@ function runSaturation(cfg: SaturationConfig, ctx: RunContext): RunRecord {
     };
   });
   const armRows: Record<string, JsonValue>[] = rows.map((r) => r.row);
-  const metrics: Record<string, JsonValue> = {};
-  const lastWarm = warmup.slice(-10);
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
-  metrics['train_success.warmup_end'] = round6(mean(lastWarm.map((u) => u.success)));
-  metrics['all_right_fraction.warmup_end'] = round6(mean(lastWarm.map((u) => u.allRightGroups / u.groups)));
-  metrics['verify_rate.warmup_end'] = round6(mean(lastWarm.map((u) => u.verifyRate)));
-  const measures = [
-    'gradient_group_fraction_after_saturation',
-    'verify_rate',
-    'mean_length',
-    'eval_success',
-    'eval_success_robust',
-    'ranker_spearman',
-  ] as const;
-  for (const row of armRows) for (const m of measures) metrics[`${m}.${row.arm}`] = row[m] as number;
-  const base = armRows[0] as Record<string, JsonValue>;
-  for (const row of armRows.slice(1)) {
-    for (const m of measures.slice(0, 5)) {
-      metrics[`${m}.${row.arm}_minus_binary`] = round6((row[m] as number) - (base[m] as number));
-    }
-  }
+  const metrics = saturationMetrics(armRows, warmup);
 
-  // curves: the shared warm-up, then each arm's own updates (x = update 1..warmup+updates)
-  const curves: Record<string, number[]> = {
-    update: Array.from({ length: cfg.warmup_updates + cfg.updates }, (_, i) => i + 1),
-  };
-  const families: Record<string, (u: SaturationUpdate) => number> = {
-    success: (u) => u.success,
-    verify_rate: (u) => u.verifyRate,
-    mean_length: (u) => u.meanLength,
-    gradient_group_fraction: (u) => u.gradientGroups / u.groups,
-    all_right_fraction: (u) => u.allRightGroups / u.groups,
-  };
-  for (const [family, pick] of Object.entries(families)) {
-    for (const r of results)
-      curves[`${family}.${r.arm}`] = [...warmup, ...r.updates].map((u) => round6(pick(u)));
-  }
+  const curves = saturationCurves(cfg, warmup, results);
 
-  return {
-    experiment: 'saturation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: { arms: armRows, ranker_audit: rows.map((r) => r.audit), rubric_weights: rubricWeights },
     notes: [saturationConclusion(armRows, metrics, cfg), ...saturationCaveats(cfg)],
-    plots: {
-      success: { title: 'Training success (the pass condition)', y: 'fraction of trajectories' },
-      gradient_group_fraction: { title: 'Groups that carry a gradient', y: 'fraction of groups' },
-      all_right_fraction: { title: 'All-right groups', y: 'fraction of groups' },
-      verify_rate: { title: 'Trajectories that verify', y: 'fraction of trajectories' },
-      mean_length: { title: 'Mean transcript length', y: 'tokens' },
-    },
-    timing: { wall_ms: elapsedMs() },
-  };
+    plots: SATURATION_PLOTS,
+  });
 }
 
 /** What the arms showed, from the measured numbers. */
@@ -311,6 +259,78 @@ function saturationCaveats(cfg: SaturationConfig): string[] {
   ];
 }
 
+/** `tables.rubric_weights`: the rubric at the branch point, which features separated passes from fails in the warm-up. */
+function rubricWeightRows(rubric: Rubric): Record<string, JsonValue>[] {
+  return (['add', 'sub'] as const).map((kind) => {
+    const { weight } = rubric.weights(kind);
+    const row: Record<string, JsonValue> = { task_kind: kind, mixed_groups: rubric.groupsSeen(kind) };
+    RUBRIC_FEATURES.forEach((f, i) => {
+      row[f] = round6(weight[i] as number);
+    });
+    return row;
+  });
+}
+
+/** The warm-up's end (last 10 updates), each arm's measures and their differences from `binary`. */
+function saturationMetrics(
+  armRows: Record<string, JsonValue>[],
+  warmup: SaturationUpdate[],
+): Record<string, JsonValue> {
+  const metrics: Record<string, JsonValue> = {};
+  const lastWarm = warmup.slice(-10);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+  metrics['train_success.warmup_end'] = round6(mean(lastWarm.map((u) => u.success)));
+  metrics['all_right_fraction.warmup_end'] = round6(mean(lastWarm.map((u) => u.allRightGroups / u.groups)));
+  metrics['verify_rate.warmup_end'] = round6(mean(lastWarm.map((u) => u.verifyRate)));
+  const measures = [
+    'gradient_group_fraction_after_saturation',
+    'verify_rate',
+    'mean_length',
+    'eval_success',
+    'eval_success_robust',
+    'ranker_spearman',
+  ] as const;
+  for (const row of armRows) for (const m of measures) metrics[`${m}.${row.arm}`] = row[m] as number;
+  const base = armRows[0] as Record<string, JsonValue>;
+  for (const row of armRows.slice(1)) {
+    for (const m of measures.slice(0, 5)) {
+      metrics[`${m}.${row.arm}_minus_binary`] = round6((row[m] as number) - (base[m] as number));
+    }
+  }
+  return metrics;
+}
+
+/** The curves: the shared warm-up, then each arm's own updates (x = update 1..warmup+updates). */
+function saturationCurves(
+  cfg: SaturationConfig,
+  warmup: SaturationUpdate[],
+  results: readonly { arm: string; updates: SaturationUpdate[] }[],
+): Record<string, number[]> {
+  const curves: Record<string, number[]> = {
+    update: Array.from({ length: cfg.warmup_updates + cfg.updates }, (_, i) => i + 1),
+  };
+  const families: Record<string, (u: SaturationUpdate) => number> = {
+    success: (u) => u.success,
+    verify_rate: (u) => u.verifyRate,
+    mean_length: (u) => u.meanLength,
+    gradient_group_fraction: (u) => u.gradientGroups / u.groups,
+    all_right_fraction: (u) => u.allRightGroups / u.groups,
+  };
+  for (const [family, pick] of Object.entries(families)) {
+    for (const r of results)
+      curves[`${family}.${r.arm}`] = [...warmup, ...r.updates].map((u) => round6(pick(u)));
+  }
+  return curves;
+}
+
+const SATURATION_PLOTS: Record<string, PlotHint> = {
+  success: { title: 'Training success (the pass condition)', y: 'fraction of trajectories' },
+  gradient_group_fraction: { title: 'Groups that carry a gradient', y: 'fraction of groups' },
+  all_right_fraction: { title: 'All-right groups', y: 'fraction of groups' },
+  verify_rate: { title: 'Trajectories that verify', y: 'fraction of trajectories' },
+  mean_length: { title: 'Mean transcript length', y: 'tokens' },
+};
+
 export const saturation: Experiment<typeof SATURATION_OPTIONS> = {
   name: 'saturation',
   summary:
@@ -318,4 +338,5 @@ export const saturation: Experiment<typeof SATURATION_OPTIONS> = {
   options: SATURATION_OPTIONS,
   check: checkSaturationOptions,
   run: runSaturation,
+  format: formatSaturation,
 };

@@ -35,10 +35,10 @@ import {
   trajectoryAccounting,
 } from '../armReport.js';
 import { option, withDefault } from '../options.js';
-import { startStopwatch } from '../stopwatch.js';
+import { startRecord } from '../record.js';
 import { runArms, TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, RunContext, RunRecord } from '../types.js';
-import { VERSION } from '../version.js';
+import { formatTruncation } from './truncationSummary.js';
 
 // --- config -----------------------------------------------------------------------------------------
 // budget 25: the smallest budget at which verifying still beats not verifying under the budget for a
@@ -79,7 +79,7 @@ export function checkTruncationBudgets(cfg: TruncationConfig): void {
 }
 
 function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
-  const elapsedMs = startStopwatch();
+  const record = startRecord('truncation', cfg, ctx.seed);
   checkTruncationBudgets(cfg);
   const mode = cfg.loss_agg_mode;
 
@@ -133,11 +133,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
     excluded: (u) => u.excludedTrajectories,
   });
 
-  return {
-    experiment: 'truncation',
-    seed: ctx.seed,
-    version: VERSION,
-    config: cfg,
+  return record.finish({
     metrics,
     curves,
     tables: {
@@ -161,8 +157,7 @@ function runTruncation(cfg: TruncationConfig, ctx: RunContext): RunRecord {
         y: 'trajectories per batch',
       },
     },
-    timing: { wall_ms: elapsedMs() },
-  };
+  });
 }
 
 /** The budget-lifted evaluation of an arm (every truncation run has one: unbounded_budget is its option). */
@@ -219,4 +214,5 @@ export const truncation: Experiment<typeof TRUNCATION_OPTIONS> = {
   }),
   check: checkTruncationBudgets,
   run: runTruncation,
+  format: formatTruncation,
 };

@@ -3,8 +3,8 @@
  * the most samples, group sizes, rewards, lengths of correct vs incorrect samples, truncation,
  * token denominators and the logged-advantage check (each section only when the dump has the data).
  */
+import { type Cell, formatNumber, table } from '../../experiments/text.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
 import { formatStalenessAudit, formatTokenAudit } from './tokenAudit.js';
 
 const MAX_STEPS_SHOWN = 12;

@@ -2,8 +2,8 @@
  * The paired comparisons of a multi-seed record (or of `labs compare`) as a terminal table, with one
  * line saying how each column was computed.
  */
+import { formatNumber, table } from '../../experiments/text.js';
 import type { Comparison } from '../../experiments/types.js';
-import { formatNumber, table } from '../text.js';
 
 /** `[lo, hi]` with 4 significant digits. */
 export function intervalText(ci: readonly [number, number]): string {

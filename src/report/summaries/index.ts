@@ -1,28 +1,15 @@
 /**
- * Terminal summaries, one formatter per experiment (a short table, then the headline line).
- * Experiments without their own formatter get the generic one: config, metrics, notes.
+ * Terminal summaries of records. An experiment's own summary is part of the experiment
+ * (`Experiment.format`, in its folder beside its record shape: one registry,
+ * src/experiments/registry.ts); this file holds the generic one and the multi-seed summary.
  */
+import { experimentNames, loadExperiment } from '../../experiments/registry.js';
+import { formatNumber, table } from '../../experiments/text.js';
 import type { MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { seedsDirLabel } from '../records.js';
-import { formatNumber, table } from '../text.js';
 import { formatComparisons } from './comparisons.js';
 
 export type Formatter = (record: RunRecord) => string;
-
-const formatters: Record<string, () => Promise<Formatter>> = {
-  // one line per experiment: name -> lazy import of its formatter
-  agent: async () => (await import('./agent.js')).formatAgent,
-  rollout: async () => (await import('./rollout.js')).formatRollout,
-  audit: async () => (await import('./audit.js')).formatAudit,
-  advantage: async () => (await import('./advantage.js')).formatAdvantage,
-  mask: async () => (await import('./mask.js')).formatMask,
-  aggregation: async () => (await import('./aggregation.js')).formatAggregation,
-  truncation: async () => (await import('./truncation.js')).formatTruncation,
-  saturation: async () => (await import('./saturation.js')).formatSaturation,
-  clip: async () => (await import('./clip.js')).formatClip,
-  filter: async () => (await import('./filter.js')).formatFilter,
-  mismatch: async () => (await import('./mismatch.js')).formatMismatch,
-};
 
 /** The summary of an experiment without its own formatter: title line, a metric/value table of scalar metrics, the notes. */
 export function formatGeneric(record: RunRecord): string {
@@ -36,10 +23,15 @@ export function formatGeneric(record: RunRecord): string {
   return lines.join('\n');
 }
 
-/** The terminal summary of a run: its experiment's formatter (loaded on first use), else {@link formatGeneric}. */
+/**
+ * The terminal summary of a run: its experiment's `format` (the experiment loaded from the registry
+ * on first use), else {@link formatGeneric} (a record of an experiment without one, or of a name the
+ * registry does not know, e.g. from another version).
+ */
 export async function formatRecord(record: RunRecord): Promise<string> {
-  const load = formatters[record.experiment];
-  return load ? (await load())(record) : formatGeneric(record);
+  if (!experimentNames().includes(record.experiment)) return formatGeneric(record);
+  const format = (await loadExperiment(record.experiment)).format;
+  return format ? format(record) : formatGeneric(record);
 }
 
 /** `1..5` for consecutive ascending seeds, else the list (`1,5,9`): `first..last` would claim seeds never run. */

@@ -4,8 +4,8 @@
  * match nothing, and the per-step lengths of correct vs incorrect responses. Empty when the record
  * has neither table.
  */
+import { type Cell, formatNumber, table } from '../../experiments/text.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
 
 const MAX_ROWS = 25;
 const MAX_NAMES = 20;

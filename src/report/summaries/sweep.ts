@@ -4,9 +4,9 @@
  * at each value (diff, BCa CI, Holm p within that value).
  */
 import type { DoseRow, SweepRecord } from '../../experiments/sweep.js';
+import { type Cell, formatNumber, table } from '../../experiments/text.js';
 import type { JsonValue } from '../../experiments/types.js';
 import { seedsDirLabel } from '../records.js';
-import { type Cell, formatNumber, table } from '../text.js';
 import { intervalText } from './comparisons.js';
 
 const valueText = (v: JsonValue): string => (typeof v === 'string' ? v : JSON.stringify(v));

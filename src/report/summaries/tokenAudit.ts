@@ -3,8 +3,8 @@
  * mismatch, its drift over steps, where it sits by rollout probability, per task, what each
  * `--what-if` correction would mask, and the frameworks' own names for the headline numbers.
  */
+import { type Cell, formatNumber, table } from '../../experiments/text.js';
 import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
 
 const MAX_STEPS_SHOWN = 12;
 

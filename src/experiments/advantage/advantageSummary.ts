@@ -4,8 +4,8 @@
  * the one-line reasons; the mis-indexed batch; the mask flip under the four aggregation modes; per-task
  * zero-variance accounting and the batch's token denominators; the headline last.
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { type Cell, formatNumber, numberOf, table } from '../text.js';
+import type { JsonValue, RunRecord } from '../types.js';
 
 type Row = Record<string, JsonValue>;
 const num = numberOf;

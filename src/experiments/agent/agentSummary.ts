@@ -3,8 +3,8 @@
  * course's all-wrong -> all-right story, with the theory at init), held-out outcomes before/after,
  * the learned action probabilities, notes, and last the before/after headline line.
  */
-import type { RunRecord } from '../../experiments/types.js';
 import { formatNumber, groupThousands, numberOf, table } from '../text.js';
+import type { RunRecord } from '../types.js';
 
 const num = numberOf;
 const thousands = groupThousands;

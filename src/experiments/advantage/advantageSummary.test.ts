@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { advantage } from '../../experiments/advantage/advantage.js';
-import { resolveConfig } from '../../experiments/options.js';
-import type { RunRecord } from '../../experiments/types.js';
-import { formatAdvantage } from './advantage.js';
+import { resolveConfig } from '../options.js';
+import type { RunRecord } from '../types.js';
+import { advantage } from './advantage.js';
+import { formatAdvantage } from './advantageSummary.js';
 
 describe('formatAdvantage', () => {
   let record: RunRecord;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { clip } from '../../experiments/clip/clip.js';
-import { resolveConfig } from '../../experiments/options.js';
-import { formatClip } from './clip.js';
+import { resolveConfig } from '../options.js';
+import { clip } from './clip.js';
+import { formatClip } from './clipSummary.js';
 
 describe('formatClip', () => {
   it('shows KL by epochs per clip, the tails, the grid, behaviour and reference rows, and the notes', async () => {

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runExperiment } from '../../experiments/options.js';
-import { rollout } from '../../experiments/rollout/rollout.js';
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
+import { formatRecord } from '../../report/summaries/index.js';
+import { runExperiment } from '../options.js';
 import { formatNumber } from '../text.js';
-import { formatRecord } from './index.js';
-import { formatRollout } from './rollout.js';
+import type { JsonValue, RunRecord } from '../types.js';
+import { rollout } from './rollout.js';
+import { formatRollout } from './rolloutSummary.js';
 
 type Row = Record<string, JsonValue>;
 

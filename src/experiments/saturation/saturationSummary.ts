@@ -1,6 +1,6 @@
 /** Terminal summary of a `saturation` run: the arms table, the ranker audit and what the arms show. */
-import type { RunRecord } from '../../experiments/types.js';
-import { formatArmsRecord } from './arms.js';
+import { formatArmsRecord } from '../armSummary.js';
+import type { RunRecord } from '../types.js';
 
 export function formatSaturation(record: RunRecord): string {
   const c = record.config;

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filter } from '../../experiments/filter/filter.js';
-import { resolveConfig } from '../../experiments/options.js';
-import type { RunRecord } from '../../experiments/types.js';
-import { formatRecord } from './index.js';
+import { formatRecord } from '../../report/summaries/index.js';
+import { resolveConfig } from '../options.js';
+import type { RunRecord } from '../types.js';
+import { filter } from './filter.js';
 
 describe('filter summary', () => {
   let text: string;

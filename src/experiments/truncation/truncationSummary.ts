@@ -1,6 +1,6 @@
 /** Terminal summary of a `truncation` run: per-policy table and the conclusion. */
-import type { RunRecord } from '../../experiments/types.js';
-import { formatArmsRecord } from './arms.js';
+import { formatArmsRecord } from '../armSummary.js';
+import type { RunRecord } from '../types.js';
 
 export function formatTruncation(record: RunRecord): string {
   return formatArmsRecord(

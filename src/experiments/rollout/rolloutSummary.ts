@@ -3,8 +3,8 @@
  * (schedule, distribution shift, learning), the ratio by lag for the stalest row, the notes, and a
  * headline comparing each async row with sync.
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { type Cell, formatNumber, groupThousands, numberOf, table } from '../text.js';
+import type { JsonValue, RunRecord } from '../types.js';
 
 type Row = Record<string, JsonValue>;
 const num = numberOf;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../../experiments/types.js';
-import { formatAggregation } from './aggregation.js';
-import { formatArmsRecord, rowsTable } from './arms.js';
-import { formatMask } from './mask.js';
-import { formatTruncation } from './truncation.js';
+import { formatAggregation } from './aggregation/aggregationSummary.js';
+import { formatArmsRecord, rowsTable } from './armSummary.js';
+import { formatMask } from './mask/maskSummary.js';
+import { formatTruncation } from './truncation/truncationSummary.js';
+import type { RunRecord } from './types.js';
 
 function record(
   experiment: string,

@@ -2,8 +2,8 @@
  * Terminal summary of a `mismatch` run: the arms table, the dose table (one source at a time), then
  * the record's notes — the one-line conclusion per source first (each states only measured numbers).
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { formatNumber, table } from '../text.js';
+import type { JsonValue, RunRecord } from '../types.js';
 
 const ARM_COLUMNS = [
   'arm',

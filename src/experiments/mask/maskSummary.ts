@@ -1,6 +1,6 @@
 /** Terminal summary of a `mask` run: per-arm table, a sample group's token accounting, the conclusion. */
-import type { RunRecord } from '../../experiments/types.js';
-import { formatArmsRecord } from './arms.js';
+import { formatArmsRecord } from '../armSummary.js';
+import type { RunRecord } from '../types.js';
 
 export function formatMask(record: RunRecord): string {
   return formatArmsRecord(

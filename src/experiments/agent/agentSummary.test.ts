@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { agent } from '../../experiments/agent/agent.js';
-import { runExperiment } from '../../experiments/options.js';
-import type { RunRecord } from '../../experiments/types.js';
-import { formatAgent, milestoneUpdates } from './agent.js';
-import { formatRecord } from './index.js';
+import { formatRecord } from '../../report/summaries/index.js';
+import { runExperiment } from '../options.js';
+import type { RunRecord } from '../types.js';
+import { agent } from './agent.js';
+import { formatAgent, milestoneUpdates } from './agentSummary.js';
 
 describe('agent terminal summary', () => {
   it('milestone updates are 1, 2, 5, 10, ... and the last', () => {

@@ -3,8 +3,8 @@
  * header with the training setup, the `tables.arms` table with chosen columns, an optional second
  * table, then the notes, the first of which is the experiment's measured conclusion.
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
-import { type Cell, formatNumber, table } from '../text.js';
+import { type Cell, formatNumber, table } from './text.js';
+import type { JsonValue, RunRecord } from './types.js';
 
 const cell = (v: JsonValue | undefined): Cell =>
   v === undefined || v === null || typeof v === 'object' ? null : (v as Cell);

@@ -2,9 +2,9 @@
  * Terminal summary of a `filter` run: the setup, the arms table, the zero-variance rules table, the
  * caveats, then the measured headline.
  */
-import type { RunRecord } from '../../experiments/types.js';
+import { rowsTable } from '../armSummary.js';
 import { formatNumber } from '../text.js';
-import { rowsTable } from './arms.js';
+import type { RunRecord } from '../types.js';
 
 export function formatFilter(record: RunRecord): string {
   const c = record.config;

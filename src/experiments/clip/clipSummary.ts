@@ -3,35 +3,11 @@
  * headline slice at the largest epoch count, clip 0.2 across optimizer / learning rate /
  * mini-batches / dual clip, the behaviour-shift rows, the reference-KL runs' last update, the notes.
  */
-import type { JsonValue, RunRecord } from '../../experiments/types.js';
 import { type Cell, formatNumber, table } from '../text.js';
+import type { RunRecord } from '../types.js';
+import { CLIP_TAIL_METRICS, inHeadlineSlice, type SweepRow } from './clipRecord.js';
 
-type Row = Record<string, JsonValue>;
-
-/** The sweep columns shown per clip after the last epoch (beside the mean true KL). */
-export const CLIP_TAIL_METRICS = [
-  'kl_true_max',
-  'ratio_max',
-  'ratio_p99',
-  'frac_outside_clip',
-  'clipped_moved_further',
-  'pg_clipfrac',
-  'ppo_kl',
-  'update_norm',
-] as const;
-
-/**
- * Whether sweep row `r` is in the headline slice: the optimizer, lr, mini-batch count and dual clip
- * of the sweep's first row (`first`), every clip and epoch count.
- */
-export function inHeadlineSlice(first: Row, r: Row): boolean {
-  return (
-    r.optimizer === first.optimizer &&
-    r.lr === first.lr &&
-    r.mini_batches === first.mini_batches &&
-    r.dual_clip === first.dual_clip
-  );
-}
+type Row = SweepRow;
 
 function pick(rows: readonly Row[], columns: readonly string[]): Cell[][] {
   return rows.map((r) => columns.map((c) => r[c] as Cell));

@@ -1,6 +1,6 @@
 /** Terminal summary of an `aggregation` run: per-mode table, weight by length, the conclusion. */
-import type { RunRecord } from '../../experiments/types.js';
-import { formatArmsRecord } from './arms.js';
+import { formatArmsRecord } from '../armSummary.js';
+import type { RunRecord } from '../types.js';
 
 export function formatAggregation(record: RunRecord): string {
   return formatArmsRecord(
