@@ -69,7 +69,6 @@ function walk(dir: string): string[] {
 const KNOWN_LONG = [
   'audit/audit.ts: buildRecord',
   'audit/reader.ts: loadDump',
-  'cli/parse.ts: buildProgram',
   'experiments/advantage/advantage.ts: runAdvantage',
   'experiments/agent/agent.ts: runAgent',
   'experiments/aggregation/aggregation.ts: runAggregation',
