@@ -87,7 +87,7 @@ export const AUDIT_OPTIONS = {
   ),
   rewardWeights: numberListOption(
     '--reward-weights',
-    'w,...',
+    'W,...',
     "trl: TRL's reward_weights, one per reward column (order of config.reward_columns)",
     'comma-separated finite numbers',
     trlOnly("TRL's weighted sum of reward columns"),

@@ -404,7 +404,10 @@ export function synopsisWords(table: OptionTable, presets?: readonly string[]): 
         return `${term(m, presets)}${nested.join('')}`;
       })
       .join(' | ');
-    const required = members.length === 1 && option.required === true;
+    // `--preset` is not optional in the synopsis of presets its default is not one of
+    const presetNeeded =
+      option.selectsPreset === true && presets !== undefined && !presets.includes(option.defaultText ?? '');
+    const required = members.length === 1 && (option.required === true || presetNeeded);
     words.push(
       `${required ? inner : `[${inner}]`}${members.some((m) => (m.repeatable && !m.shownOnce) || m.family) ? '...' : ''}`,
     );

@@ -1,19 +1,24 @@
 /**
  * Every `labs` command: its description, positional arguments and option table, in the order
  * `labs --help` lists them. parse.ts builds commander's program from this list, and `npm run docs`
- * the synopses of docs/cli.md (scripts/docsCli.ts), so the two cannot drift apart. The tables of
+ * the synopses of docs/cli.md (`commandSynopsis`, via scripts/docsTables.ts), so the two cannot
+ * drift apart. The tables of
  * `run`/`findings` and `audit` are in runOptions.ts and auditOptions.ts; the small ones are here.
  */
 
+import { TOKEN_PRESETS } from '../audit/tokens/presetNames.js';
 import { AUDIT_OPTIONS } from './auditOptions.js';
 import {
   listOption,
   type OptionTable,
   type OptionValues,
   required,
+  synopsisLines,
+  synopsisWords,
   textOption,
   withHelp,
 } from './commandOptions.js';
+import { REWARD_PRESETS } from './metricsOptions.js';
 import { FINDINGS_OPTIONS, RUN_OPTIONS } from './runOptions.js';
 import { HTML_OPTION, JSON_OPTION, OUT_OPTION } from './sharedOptions.js';
 
@@ -57,6 +62,8 @@ export interface CommandSpec {
   description: string;
   arguments: readonly CommandArgument[];
   options: OptionTable;
+  /** Presets whose options differ enough for one synopsis each (`labs audit`: reward, token-level). */
+  synopsisPresets?: readonly (readonly string[])[];
 }
 
 export const COMMANDS = [
@@ -105,6 +112,7 @@ export const COMMANDS = [
     description: 'diagnose real rollout dumps: zero-variance groups, per-task waste, token denominators',
     arguments: [{ name: '<path>', shown: 'PATH', help: 'a dump directory or file' }],
     options: AUDIT_OPTIONS,
+    synopsisPresets: [REWARD_PRESETS, TOKEN_PRESETS],
   },
   {
     name: 'report',
@@ -135,4 +143,15 @@ export function commandSpec<N extends (typeof COMMANDS)[number]['name']>(
   name: N,
 ): Extract<(typeof COMMANDS)[number], { name: N }> {
   return COMMANDS.find((c) => c.name === name) as Extract<(typeof COMMANDS)[number], { name: N }>;
+}
+
+/**
+ * The synopsis of one command as docs/cli.md shows it: `labs NAME ARGS [--flag VALUE]...` wrapped at
+ * `width` columns, one per preset group where the command has them (synopsisWords says how an
+ * option is shown).
+ */
+export function commandSynopsis(spec: CommandSpec, width = 100): string[] {
+  const usage = ['labs', spec.name, ...spec.arguments.map((a) => a.shown)].join(' ');
+  const groups = spec.synopsisPresets ?? [undefined];
+  return groups.flatMap((presets) => synopsisLines(usage, synopsisWords(spec.options, presets), width));
 }

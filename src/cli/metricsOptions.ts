@@ -39,6 +39,8 @@ export const METRICS_OPTIONS = {
       min: 0.05,
       max: 3600,
       noun: 'seconds',
+      within: '--watch',
+      ...REWARD_ONLY,
     },
   ),
   lengthAnatomy: flagOption(
