@@ -56,22 +56,25 @@ export const AUDIT_OPTIONS = {
   json: JSON_OPTION,
   out: withHelp(OUT_OPTION, 'also write the result as record.json into this directory'),
   force: FORCE_OPTION,
-  skipBadRows: flagOption('--skip-bad-rows', 'skip malformed rows and count them instead of failing'),
+  skipBadRows: flagOption('--skip-bad-rows', 'skip malformed rows and count them instead of failing', {
+    rerun: true,
+  }),
   reward: textOption(
     '--reward',
     'column',
     'use this column as the reward (trl: instead of summing the reward columns)',
-    REWARD_ONLY,
+    { ...REWARD_ONLY, rerun: true },
   ),
   passValue: numberOption(
     '--pass-value',
     'x',
     'reward at or above which a sample is correct (all-equal group: all_right)',
-    { default: 1, ...REWARD_ONLY },
+    { default: 1, ...REWARD_ONLY, rerun: true },
   ),
   failValue: numberOption('--fail-value', 'x', 'reward at or below which an all-equal group is all_wrong', {
     default: 0,
     ...REWARD_ONLY,
+    rerun: true,
   }),
   memoryLimit: parsedOption(
     '--memory-limit',
@@ -83,14 +86,14 @@ export const AUDIT_OPTIONS = {
     '--group-size',
     'n',
     'trl: rows per group (num_generations); default: inferred from the runs of equal prompts',
-    { integer: true, min: 2, ...trlOnly('contiguous groups') },
+    { integer: true, min: 2, ...trlOnly('contiguous groups'), rerun: true },
   ),
   rewardWeights: numberListOption(
     '--reward-weights',
     'W,...',
     "trl: TRL's reward_weights, one per reward column (order of config.reward_columns)",
     'comma-separated finite numbers',
-    trlOnly("TRL's weighted sum of reward columns"),
+    { ...trlOnly("TRL's weighted sum of reward columns"), rerun: true },
   ),
   scaleRewards: choiceOption(
     '--scale-rewards',
@@ -98,28 +101,32 @@ export const AUDIT_OPTIONS = {
     ['group', 'batch', 'none'],
     'group',
     "trl: TRL's scale_rewards for the recomputed advantage (none = False)",
-    trlOnly("it recomputes TRL's advantage"),
+    { ...trlOnly("it recomputes TRL's advantage"), rerun: true },
   ),
   zeroStdTol: numberOption(
     '--zero-std-tol',
     'x',
     'also count groups that are zero-variance up to x (population std <= x; max - min <= x), x >= 0',
-    { min: 0, ...REWARD_ONLY },
+    { min: 0, ...REWARD_ONLY, rerun: true },
   ),
   quality: textOption('--quality', 'column', "ranker audit: a ranker's quality score (with --independent)", {
     nonEmpty: 'expects a column name',
     ...REWARD_ONLY,
+    rerun: true,
   }),
   independent: textOption(
     '--independent',
     'column',
     'ranker audit: an independent quality measure (with --quality)',
-    { nonEmpty: 'expects a column name', ...REWARD_ONLY },
+    { nonEmpty: 'expects a column name', ...REWARD_ONLY, rerun: true },
   ),
   ...METRICS_OPTIONS,
   ...TOKEN_OPTIONS,
   // One `--col-<name> SOURCE` remapping flag per canonical audit column.
-  columns: familyOption('--col-', CANONICAL_COLUMNS, 'source', (name) => `read '${name}' from this column`),
+  columns: {
+    ...familyOption('--col-', CANONICAL_COLUMNS, 'source', (name) => `read '${name}' from this column`),
+    rerun: true,
+  },
 } as const;
 
 export type AuditValues = OptionValues<typeof AUDIT_OPTIONS>;

@@ -4,6 +4,7 @@ import { LabError } from '../core/errors.js';
 import {
   addOptions,
   choiceOption,
+  commandWords,
   familyOption,
   flagOption,
   listOption,
@@ -143,6 +144,44 @@ describe('command option tables', () => {
     expect(synopsisLines('labs t', ['[--aaaa]', '[--bbbb]', '[--cccc]'], 20, 3)).toEqual([
       'labs t [--aaaa]',
       '   [--bbbb] [--cccc]',
+    ]);
+  });
+
+  it('give the values of the rerun options back as command-line words, defaults left out', () => {
+    const table = {
+      seed: { ...TABLE.seed, rerun: true },
+      tag: { ...TABLE.tag, rerun: true },
+      onlyB: { ...TABLE.onlyB, rerun: true },
+      weights: { ...TABLE.weights, rerun: true },
+      columns: { ...TABLE.columns, rerun: true },
+      name: TABLE.name,
+    };
+    const values = {
+      seed: 7,
+      tag: ['a=1', 'b=2'],
+      onlyB: true,
+      weights: [1, 0.5],
+      columns: { group_size: 'g' },
+      name: 'x',
+    };
+    expect(commandWords(table, values)).toEqual([
+      '--tag',
+      'a=1',
+      '--tag',
+      'b=2',
+      '--only-b',
+      '--weights',
+      '1,0.5',
+      '--col-group-size',
+      'g',
+    ]);
+    expect(commandWords(table, { ...values, seed: 3, tag: [], onlyB: false })).toEqual([
+      '--seed',
+      '3',
+      '--weights',
+      '1,0.5',
+      '--col-group-size',
+      'g',
     ]);
   });
 });

@@ -52,6 +52,8 @@ export interface CommandOption<T = unknown> {
   readonly group?: string;
   /** Synopsis: shown inside the bracket of this other flag, `[--shard K/N|auto [--shard-count N]]`. */
   readonly within?: string;
+  /** Given again in the command line that reproduces a result (`labs audit`'s rerun line) when not at its default. */
+  readonly rerun?: boolean;
   /** One flag per name, `--col-<name>` for each canonical column (the value: name → text given). */
   readonly family?: readonly string[];
   /** The typed value from commander's raw value (undefined: not given, no default); throws BAD_CLI. */
@@ -70,7 +72,15 @@ export type OptionValues<T extends OptionTable> = {
 export type Extra = Partial<
   Pick<
     CommandOption,
-    'short' | 'presets' | 'refusal' | 'group' | 'within' | 'selectsPreset' | 'optionalValue' | 'shownOnce'
+    | 'short'
+    | 'presets'
+    | 'refusal'
+    | 'group'
+    | 'within'
+    | 'selectsPreset'
+    | 'optionalValue'
+    | 'shownOnce'
+    | 'rerun'
   >
 >;
 
@@ -361,6 +371,31 @@ export function readOptions<T extends OptionTable>(
     }
   }
   return out as OptionValues<T>;
+}
+
+/**
+ * The command-line words that give `values` again, for the options of `table` marked `rerun`, in
+ * table order: a flag that is set, a value other than the default (`--pass-value 0.5`), every value
+ * of a repeatable option, a number list joined by commas, each member of a family given.
+ */
+export function commandWords<T extends OptionTable>(table: T, values: OptionValues<T>): string[] {
+  const words: string[] = [];
+  for (const [key, option] of Object.entries(table)) {
+    if (!option.rerun) continue;
+    const value: unknown = (values as Record<string, unknown>)[key];
+    if (option.family) {
+      for (const [name, text] of Object.entries(value as Record<string, string>))
+        words.push(familyFlag(option, name), text);
+    } else if (option.value === null) {
+      if (value === true) words.push(option.long);
+    } else if (Array.isArray(value)) {
+      if (option.repeatable) for (const v of value) words.push(option.long, String(v));
+      else words.push(option.long, value.join(','));
+    } else if (value !== null && value !== option.read(option.defaultText)) {
+      words.push(option.long, String(value));
+    }
+  }
+  return words;
 }
 
 /** How an option's value shows in a synopsis: a plain word in capitals (`<dir>` → DIR), else as typed. */

@@ -138,13 +138,6 @@ export const COMMANDS = [
   },
 ] as const satisfies readonly CommandSpec[];
 
-/** The spec of one command by name. */
-export function commandSpec<N extends (typeof COMMANDS)[number]['name']>(
-  name: N,
-): Extract<(typeof COMMANDS)[number], { name: N }> {
-  return COMMANDS.find((c) => c.name === name) as Extract<(typeof COMMANDS)[number], { name: N }>;
-}
-
 /**
  * The synopsis of one command as docs/cli.md shows it: `labs NAME ARGS [--flag VALUE]...` wrapped at
  * `width` columns, one per preset group where the command has them (synopsisWords says how an

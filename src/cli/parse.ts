@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { LabError } from '../core/errors.js';
 import { VERSION } from '../experiments/version.js';
 import { AUDIT_OPTIONS, auditExtraOf, checkAuditOptions, presetOf } from './auditOptions.js';
-import { addOptions, flagOption, readOptions } from './commandOptions.js';
+import { addOptions, commandWords, flagOption, readOptions } from './commandOptions.js';
 import {
   COMMANDS,
   COMPARE_OPTIONS,
@@ -132,6 +132,8 @@ const BUILDERS = {
       tokenExtra: tokenAuditOf(o, o.preset, o.columns),
       /** `--force`: replace a record already in `--out`. */
       force: o.force,
+      /** The options that shape the numbers, as words that give them again (the page's rerun line). */
+      rerunWords: commandWords(AUDIT_OPTIONS, o),
       debug,
     };
   },

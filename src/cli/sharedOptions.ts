@@ -15,11 +15,14 @@ import {
 import { parseShard, type Shard } from './shard.js';
 
 /**
- * A seed: an integer in [0, 2^31-1]. A plain check rather than a zod schema: `labs --help` and
- * `--version` then never load zod, whose import is most of the CLI's start-up (docs/bench-startup.md).
+ * A seed: an integer in [0, 2^31-1] (`--seed`, each of `--seeds`). A plain check rather than a zod
+ * schema: `labs --help` and `--version` then never load zod, whose import is most of the CLI's
+ * start-up (docs/bench-startup.md).
  */
-export function isSeed(n: number): boolean {
-  return Number.isInteger(n) && n >= 0 && n <= 2 ** 31 - 1;
+export const SEED_RANGE = { integer: true, min: 0, max: 2 ** 31 - 1, rangeText: 'in [0, 2^31-1]' } as const;
+
+function isSeed(n: number): boolean {
+  return Number.isInteger(n) && n >= SEED_RANGE.min && n <= SEED_RANGE.max;
 }
 
 function seedsError(message: string): LabError {

@@ -22,6 +22,8 @@ import { HTML_OPTION } from './sharedOptions.js';
 
 const TOKEN_ONLY = {
   presets: TOKEN_PRESETS,
+  // every token option shapes the numbers: the page's rerun line gives it again
+  rerun: true,
   refusal: (preset: string) =>
     `applies to token-level presets (nemo-rl, prime-rl, generic-tokens), not '${preset}'`,
 };
@@ -29,6 +31,7 @@ const TOKEN_ONLY = {
 /** A column of generic-tokens: refused with the reward presets as every token flag, with the others as fixed. */
 const GENERIC_TOKENS_ONLY = {
   presets: ['generic-tokens'],
+  rerun: true,
   refusal: (preset: string) =>
     isTokenPreset(preset)
       ? `names a column of --preset generic-tokens; '${preset}' has fixed field names`
