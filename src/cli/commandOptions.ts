@@ -312,7 +312,7 @@ export function addOptions(command: Command, table: OptionTable): void {
     if (option.family) {
       for (const name of option.family) {
         const flag = familyFlag(option, name);
-        command.addOption(commanderOption(`${flag} <${option.value}>`, option, help(option, name)));
+        command.addOption(commanderOption(`${flag} <${option.value}>`, option, memberHelp(option, name)));
       }
       continue;
     }
@@ -326,7 +326,8 @@ export function addOptions(command: Command, table: OptionTable): void {
   }
 }
 
-function help(option: CommandOption, name: string): string {
+/** The help of one member of a family (`read '<name>' from this column`). */
+function memberHelp(option: CommandOption, name: string): string {
   return option.help.replace('<name>', name);
 }
 
