@@ -69,7 +69,6 @@ function walk(dir: string): string[] {
 const KNOWN_LONG = [
   'audit/audit.ts: buildRecord',
   'audit/reader.ts: loadDump',
-  'cli/parse.ts: buildProgram',
   'train/asyncLearner.ts: runAsyncLearner',
   'train/eventSim.ts: simulateRollout',
 ];

@@ -2,7 +2,7 @@
  * One timed child of bench/pool/libraries.ts: runs seeds 1..N of experiment NAME (defaults, or
  * `--set` pairs) one way, `node child.mjs MODE NAME N [k=v ...]`, and writes the sha-256 of the
  * records (timing fields left out) to stderr, so the runner can check every way gives the same bytes.
- * MODE: `serial` (this thread alone), `project` (the project's pool, src/cli/seedPool.ts, with one
+ * MODE: `serial` (this thread alone), `project` (the project's pool, src/cli/runtime/seedPool.ts, with one
  * worker started once the pace shows it pays: the default `--jobs`), `project-now` (the same with the
  * worker started at once: `--jobs 2`), `tinypool-wK` or `piscina-wK` (K workers of that library, this
  * thread only sending tasks and collecting records; the libraries are resolved from

@@ -1,6 +1,6 @@
 /**
  * `labs audit` options for the logged-vs-recomputed comparison (src/audit/metricsLog/), declared once
- * here so src/cli/parse.ts only wires them in:
+ * here (commandOptions.ts says what an entry declares) and placed into AUDIT_OPTIONS:
  *  - `--watch`, `--watch-interval S`: follow a directory a running job is writing (with `--html`, a
  *    live page rewritten as steps arrive);
  *  - `--length-anatomy`: add the length anatomy table and plots (implied by --metrics);
@@ -11,8 +11,69 @@
  *    and the length anatomy's truncation);
  *  - `--max-completion-length N`: TRL's `max_completion_length` (for `completions/clipped_ratio`).
  */
-import type { Command } from 'commander';
-import { LabError } from '../core/errors.js';
+import { AUDIT_PRESETS } from '../audit/presets.js';
+import { flagOption, numberOption, type OptionValues, textOption } from './commandOptions.js';
+
+/** The presets that audit rewards (not token-level dumps). */
+export const REWARD_PRESETS: readonly string[] = Object.keys(AUDIT_PRESETS);
+
+/** Length anatomy and --watch read reward dumps only (today). */
+export const REWARD_ONLY = {
+  presets: REWARD_PRESETS,
+  refusal: (preset: string) =>
+    `applies to the reward presets (${REWARD_PRESETS.join(', ')}), not the token-level '${preset}'`,
+};
+
+export const METRICS_OPTIONS = {
+  watch: flagOption(
+    '--watch',
+    'follow a directory a running job is writing (with --html: a live page as steps arrive); Ctrl-C writes the final audit',
+    REWARD_ONLY,
+  ),
+  watchInterval: numberOption(
+    '--watch-interval',
+    's',
+    'with --watch: seconds between polls of the directory',
+    {
+      default: 1,
+      min: 0.05,
+      max: 3600,
+      noun: 'seconds',
+      within: '--watch',
+      ...REWARD_ONLY,
+    },
+  ),
+  lengthAnatomy: flagOption(
+    '--length-anatomy',
+    'lengths of correct vs incorrect responses, truncation with zero reward, repetition, entropy (implied by --metrics)',
+    REWARD_ONLY,
+  ),
+  metrics: textOption(
+    '--metrics',
+    'path',
+    "the run's logged scalars (file or directory) to compare with the recomputed ones (reward presets; prime-rl: per-env entropy and mismatch_kl)",
+    {
+      nonEmpty: 'expects a file or directory',
+      // the logged-vs-recomputed comparison also reads prime-rl's token export (its per-env
+      // entropy and mismatch_kl means)
+      presets: [...REWARD_PRESETS, 'prime-rl'],
+      refusal: (preset) =>
+        `applies to the reward presets (${REWARD_PRESETS.join(', ')}) and prime-rl, not the token-level '${preset}'`,
+    },
+  ),
+  maxResponseLength: numberOption(
+    '--max-response-length',
+    'n',
+    "verl's data.max_response_length (clip ratio; truncation)",
+    { integer: true, min: 1, ...REWARD_ONLY },
+  ),
+  maxCompletionLength: numberOption(
+    '--max-completion-length',
+    'n',
+    "TRL's max_completion_length (clipped ratio; truncation)",
+    { integer: true, min: 1, ...REWARD_ONLY },
+  ),
+} as const;
 
 export interface MetricsCliExtra {
   /** `--watch`: follow the directory while a job writes it (src/cli/commands/auditWatch.ts). */
@@ -25,59 +86,14 @@ export interface MetricsCliExtra {
   maxCompletionLength: number | null;
 }
 
-export function addMetricsOptions(audit: Command): void {
-  audit
-    .option(
-      '--watch',
-      'follow a directory a running job is writing (with --html: a live page as steps arrive); Ctrl-C writes the final audit',
-    )
-    .option('--watch-interval <s>', 'with --watch: seconds between polls of the directory', '1')
-    .option(
-      '--length-anatomy',
-      'lengths of correct vs incorrect responses, truncation with zero reward, repetition, entropy (implied by --metrics)',
-    )
-    .option(
-      '--metrics <path>',
-      "the run's logged scalars (file or directory) to compare with the recomputed ones (reward presets; prime-rl: per-env entropy and mismatch_kl)",
-    )
-    .option('--max-response-length <n>', "verl's data.max_response_length (clip ratio; truncation)")
-    .option('--max-completion-length <n>', "TRL's max_completion_length (clipped ratio; truncation)");
-}
-
-function positiveInt(v: unknown, flag: string): number | null {
-  if (v === undefined) return null;
-  const text = String(v).trim();
-  const n = text === '' ? Number.NaN : Number(text);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new LabError('BAD_CLI', `${flag} expects an integer >= 1, got '${String(v)}'`, {
-      details: { field: flag },
-    });
-  }
-  return n;
-}
-
-export function metricsExtraOf(o: Record<string, unknown>): MetricsCliExtra {
-  if (o.metrics !== undefined && String(o.metrics).trim() === '') {
-    throw new LabError('BAD_CLI', '--metrics expects a file or directory', {
-      details: { field: '--metrics' },
-    });
-  }
-  const interval = Number(String(o.watchInterval ?? '1').trim() || Number.NaN);
-  if (!Number.isFinite(interval) || interval < 0.05 || interval > 3600) {
-    throw new LabError(
-      'BAD_CLI',
-      `--watch-interval expects seconds in [0.05, 3600], got '${String(o.watchInterval)}'`,
-      {
-        details: { field: '--watch-interval' },
-      },
-    );
-  }
+/** The comparison's options as the audit takes them (`--metrics` implies `--length-anatomy`). */
+export function metricsExtraOf(o: OptionValues<typeof METRICS_OPTIONS>): MetricsCliExtra {
   return {
-    watch: Boolean(o.watch),
-    watchInterval: interval,
-    lengthAnatomy: Boolean(o.lengthAnatomy) || o.metrics !== undefined,
-    metricsLog: o.metrics === undefined ? null : String(o.metrics),
-    maxResponseLength: positiveInt(o.maxResponseLength, '--max-response-length'),
-    maxCompletionLength: positiveInt(o.maxCompletionLength, '--max-completion-length'),
+    watch: o.watch,
+    watchInterval: o.watchInterval,
+    lengthAnatomy: o.lengthAnatomy || o.metrics !== null,
+    metricsLog: o.metrics,
+    maxResponseLength: o.maxResponseLength,
+    maxCompletionLength: o.maxCompletionLength,
   };
 }

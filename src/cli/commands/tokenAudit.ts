@@ -40,29 +40,12 @@ function shellWord(w: string): string {
   return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`;
 }
 
-/** `labs audit PATH --preset P ...`: the options that shape the numbers, for the page's rerun line. */
+/**
+ * `labs audit PATH --preset P ...`: the options that shape the numbers, for the page's rerun line
+ * (which options: the `rerun` entries of AUDIT_OPTIONS, src/cli/auditOptions.ts).
+ */
 export function auditRerunLine(p: AuditCli): string {
-  const words = ['labs', 'audit', p.path, '--preset', p.preset];
-  if (p.skipBadRows) words.push('--skip-bad-rows');
-  if (p.reward !== null) words.push('--reward', p.reward);
-  for (const [k, v] of Object.entries(p.columns)) words.push(`--col-${k.replace(/_/g, '-')}`, v);
-  if (p.passValue !== 1) words.push('--pass-value', String(p.passValue));
-  if (p.failValue !== 0) words.push('--fail-value', String(p.failValue));
-  const x = p.tokenExtra;
-  for (const w of x.whatIf) words.push('--what-if', w);
-  if (x.columns.trainer) words.push('--trainer-logprobs', x.columns.trainer);
-  if (x.columns.rollout) words.push('--rollout-logprobs', x.columns.rollout);
-  if (x.columns.mask) words.push('--loss-mask', x.columns.mask);
-  if (x.probEdges) words.push('--prob-bins', x.probEdges.join(','));
-  if (x.byRound) words.push('--by-round');
-  const e = p.auditExtra;
-  if (e.groupSize !== null) words.push('--group-size', String(e.groupSize));
-  if (e.rewardWeights !== null) words.push('--reward-weights', e.rewardWeights.join(','));
-  if (e.scaleRewards !== 'group') words.push('--scale-rewards', e.scaleRewards);
-  if (e.zeroStdTol !== null) words.push('--zero-std-tol', String(e.zeroStdTol));
-  if (e.rankColumns)
-    words.push('--quality', e.rankColumns.quality, '--independent', e.rankColumns.independent);
-  return words.map(shellWord).join(' ');
+  return ['labs', 'audit', p.path, '--preset', p.preset, ...p.rerunWords].map(shellWord).join(' ');
 }
 
 /** Writes the audit's page (`--html FILE`) and says where, on stderr when stdout carries JSON. */
