@@ -122,6 +122,10 @@ export type ParsedCli =
       jobsGiven: boolean;
       shard: Shard | 'auto' | null;
       shardCount: string | null;
+      /** `--phase`: run only this seed set of a format-2 manifest (null: both). */
+      phase: 'discovery' | 'confirmation' | null;
+      /** `--results FILE`: where a format-2 manifest's results go (null: NAME.results.json beside it). */
+      results: string | null;
       json: boolean;
       progress: boolean;
       debug: boolean;
@@ -407,6 +411,14 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
     .option('--jobs <n>', 'run this many seeds at once (as labs run --jobs)')
     .option('--shard <K/N|auto>', "run only share K of N of all the runs' seeds (as labs run --shard)")
     .option('--shard-count <n>', 'with --shard auto: the number of shards (as labs run)')
+    .option(
+      '--phase <set>',
+      'format-2 manifests: run only the discovery or the confirmation seeds (default: both)',
+    )
+    .option(
+      '--results <file>',
+      'format-2 manifests: write the claims here (default: NAME.results.json beside the manifest)',
+    )
     .option('--json', 'print the findings (records and comparisons) as JSON')
     .option('--no-progress', 'never show a progress bar')
     .action(
@@ -419,10 +431,17 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           jobs?: string;
           shard?: string;
           shardCount?: string;
+          phase?: string;
+          results?: string;
           json?: boolean;
           progress: boolean;
         },
       ) => {
+        if (o.phase !== undefined && o.phase !== 'discovery' && o.phase !== 'confirmation') {
+          throw new LabError('BAD_CLI', `--phase expects discovery or confirmation, got '${o.phase}'`, {
+            details: { field: '--phase' },
+          });
+        }
         if (o.shardCount !== undefined && o.shard?.trim() !== 'auto') {
           throw new LabError(
             'BAD_CLI',
@@ -442,6 +461,8 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
           jobsGiven: o.jobs !== undefined,
           shard: o.shard === undefined ? null : o.shard.trim() === 'auto' ? 'auto' : parseShard(o.shard),
           shardCount: o.shardCount ?? null,
+          phase: (o.phase as 'discovery' | 'confirmation' | undefined) ?? null,
+          results: o.results ?? null,
           json: Boolean(o.json),
           progress: o.progress,
           debug: debugOf(),

@@ -1,0 +1,151 @@
+/**
+ * The results file of a format-2 findings manifest (`docs/findings/NAME.results.json`, written by
+ * `labs findings NAME`): per claim its estimate on the discovery and the confirmation seeds and its
+ * status (src/experiments/findingsClaims.ts), with what produced it (manifest, version, seeds,
+ * command), and the one table both `labs findings` prints and `npm run docs` renders into the page
+ * (`<!-- generated:table findings-claims from docs/findings/NAME.results.json -->`). No clock and
+ * no wall time in it: rerunning the same seeds writes the same bytes.
+ */
+import { COLLAPSED_MAX_EVAL_SUCCESS } from '../experiments/collapsed.js';
+import type { FindingsV2 } from '../experiments/findings.js';
+import { CLAIM_ALPHA, type ClaimEstimate, type ClaimResult } from '../experiments/findingsClaims.js';
+import { VERSION } from '../experiments/version.js';
+
+export const FINDINGS_RESULTS_FORMAT = 'labs-findings-results/1';
+
+export interface FindingsResults {
+  format: typeof FINDINGS_RESULTS_FORMAT;
+  /** The command that rebuilds this file (the docs cite it). */
+  _command: string;
+  manifest: string;
+  title: string;
+  doc?: string;
+  version: string;
+  discovery: { seeds: string; n: number };
+  confirmation: { seeds: string; n: number };
+  runs: {
+    name: string;
+    experiment: string;
+    set: Record<string, string | number | boolean>;
+    sweep?: string;
+  }[];
+  statistics: Record<string, string>;
+  claims: ClaimResult[];
+}
+
+/** The results file's content for manifest `m` (read from `file`, named `name`). */
+export function findingsResults(
+  m: FindingsV2,
+  file: string,
+  name: string,
+  seeds: { discovery: readonly number[]; confirmation: readonly number[] },
+  claims: ClaimResult[],
+): FindingsResults {
+  return {
+    format: FINDINGS_RESULTS_FORMAT,
+    _command: `labs findings ${name}`,
+    manifest: file,
+    title: m.title,
+    ...(m.doc ? { doc: m.doc } : {}),
+    version: VERSION,
+    discovery: { seeds: m.discovery, n: seeds.discovery.length },
+    confirmation: { seeds: m.confirmation, n: seeds.confirmation.length },
+    runs: m.runs.map((r) => ({
+      name: r.name,
+      experiment: r.experiment,
+      set: r.set,
+      ...(r.sweep ? { sweep: r.sweep } : {}),
+    })),
+    statistics: {
+      difference: 'B − A per seed, paired by seed; seeds where either value is not finite are left out (n)',
+      ci95: 'paired BCa bootstrap of the mean difference, 10,000 resamples (ci_method says when it fell back to percentile)',
+      p: 'two-sided sign-flip permutation test of mean 0 (exact up to 20 seeds, else 100,000 sign vectors)',
+      p_holm:
+        "Holm over the manifest's claims on the same seed set (one family per seed set; the without-collapsed variants are their own family)",
+      sign: 'exact two-sided sign test: seeds up, down, tied (ties left out), p = min(1, 2·P(Binomial(up + down, 1/2) <= min(up, down)))',
+      mde80: 'minimal detectable mean difference at 80% power, two-sided α 0.05, at this n',
+      status: `confirmed: same sign on both seed sets (and as the manifest expects), confirmation CI excludes 0 and its Holm p < ${CLAIM_ALPHA}; null on both: resolved (CI excludes 0, Holm p < ${CLAIM_ALPHA}) on neither set; not confirmed: anything else (expect "none": any confirmation effect); pending: a seed set not run yet`,
+      collapsed: `a seed's arm is collapsed when its held-out success eval_success.<arm> is <= ${COLLAPSED_MAX_EVAL_SUCCESS} (src/experiments/collapsed.ts)`,
+    },
+    claims,
+  };
+}
+
+/** A difference as the tables print it: 3 significant digits, a true minus sign. */
+export function formatDiff(x: number): string {
+  if (x === 0) return '0';
+  const abs = Math.abs(x);
+  const text = abs < 1e-3 || abs >= 1e5 ? abs.toExponential(1) : String(Number(abs.toPrecision(3)));
+  return `${x < 0 ? '−' : ''}${text}`;
+}
+
+/** A p-value: 2 significant digits, exponent below 0.001. */
+export function formatP(p: number): string {
+  if (p >= 0.9995) return '1';
+  return p < 1e-3 ? p.toExponential(1) : String(Number(p.toPrecision(2)));
+}
+
+function estimateCell(e: ClaimEstimate | null, n: number): string {
+  if (!e) return 'not run';
+  const seeds = e.n === n ? '' : ` (n ${e.n})`;
+  return `${formatDiff(e.mean)} [${formatDiff(e.ci95[0])}, ${formatDiff(e.ci95[1])}]${seeds}`;
+}
+
+const STATUS: Record<ClaimResult['status'], string> = {
+  confirmed: '**confirmed**',
+  'not confirmed': 'not confirmed',
+  'null on both': 'null on both',
+  pending: 'pending',
+};
+
+/** One table row per claim (and one per without-collapsed variant). */
+function rows(claims: readonly ClaimResult[], n: { discovery: number; confirmation: number }): string[][] {
+  const row = (label: string, v: Pick<ClaimResult, 'discovery' | 'confirmation' | 'status'>) => {
+    const c = v.confirmation;
+    const d = v.discovery;
+    return [
+      label,
+      `${estimateCell(d, n.discovery)}${d ? `, Holm ${formatP(d.p_holm)}` : ''}`,
+      estimateCell(c, n.confirmation),
+      c ? formatDiff(c.median) : '-',
+      c ? `${c.sign.up}/${c.sign.down}, p ${formatP(c.sign.p)}` : '-',
+      c ? formatP(c.p_holm) : '-',
+      c?.mde80 != null ? formatDiff(c.mde80) : '-',
+      STATUS[v.status],
+    ];
+  };
+  return claims.flatMap((c) => {
+    const main = row(c.label, c);
+    const w = c.without_collapsed;
+    if (!w) return [main];
+    const left = [...(w.discovery?.collapsed ?? []), ...(w.confirmation?.collapsed ?? [])].length;
+    return [main, row(`… without collapsed seeds (${left} left out)`, w)];
+  });
+}
+
+/** The claims table, markdown (also what `labs findings` prints). */
+export function formatClaims(
+  claims: readonly ClaimResult[],
+  n: { discovery: number; confirmation: number } = {
+    discovery: claims[0]?.discovery?.n ?? 0,
+    confirmation: claims[0]?.confirmation?.n ?? 0,
+  },
+): string {
+  const header = [
+    'claim (B − A)',
+    `discovery, ${n.discovery} seeds: mean [95% CI], Holm p`,
+    `confirmation, ${n.confirmation} seeds: mean [95% CI]`,
+    'median',
+    'sign test up/down, p',
+    'Holm p',
+    'MDE80',
+    'status',
+  ];
+  const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows(claims, n).map(line)].join('\n');
+}
+
+/** The docs region of a results file: the table, then the manifest and the command that rebuild it. */
+export function renderFindingsResults(r: FindingsResults): string {
+  return `${formatClaims(r.claims, { discovery: r.discovery.n, confirmation: r.confirmation.n })}\n\nDiscovery seeds ${r.discovery.seeds}, confirmation seeds ${r.confirmation.seeds} (fixed in the manifest before they were run); median, sign test, Holm p and MDE80 on the confirmation seeds. Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
+}
