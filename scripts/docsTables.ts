@@ -6,14 +6,16 @@
  *     ...markdown written by `npm run docs`...
  *     <!-- /generated -->
  *
- * NAME is either `tables.<table>` (rows of the record's table, the listed columns or all of them)
- * or one of the named renderers below (for tables assembled from several fields). PATH is relative
+ * NAME is either `tables.<table>` (rows of the record's table, the listed columns or all of them),
+ * `findings-claims` (a findings results file's claims; `columns=` selects claims by id prefix) or
+ * one of the named renderers below (for tables assembled from several fields). PATH is relative
  * to the repository root. `renderDocument` rewrites every region of one markdown text; the docs
  * test re-renders every file and fails when a region differs from what is checked in (stale docs).
  * Pure functions of (markdown, file reader): no clock, no randomness, so the output is stable.
  */
 
 import { parseResults, resultsNote } from '../bench/results.js';
+import { type FindingsResults, renderFindingsResults } from '../src/report/findingsResults.js';
 
 /** One generated region as found in a markdown file. */
 export interface Region {
@@ -187,14 +189,23 @@ const named: Record<string, (record: Row, source: string) => string> = {
   },
 };
 
+/**
+ * The claims table of a findings results file (`docs/findings/NAME.results.json`, written by
+ * `labs findings NAME`); `columns=a,b` keeps the claims whose id starts with `a` or `b`.
+ */
+export const FINDINGS_TABLE = 'findings-claims';
+
 /** Names of the renderers other than `tables.<name>`. */
-export const RENDERER_NAMES = Object.keys(named);
+export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE];
 
 /** The markdown of one region (without its markers). */
 export function renderRegion(region: Region, readJson: ReadJson): string {
   const record = asRecord(readJson(region.source), region.source);
   let body: string;
-  if (region.name.startsWith('tables.')) {
+  if (region.name === FINDINGS_TABLE) {
+    // columns= selects claims by id prefix: one page table per group of a manifest's claims
+    body = renderFindingsResults(record as unknown as FindingsResults, region.columns);
+  } else if (region.name.startsWith('tables.')) {
     const table = region.name.slice('tables.'.length);
     body = genericTable(rowsOf(record, table, region.source), region.columns, region.source, table);
   } else {

@@ -169,6 +169,11 @@ export type ParsedCli =
       b: string;
       /** Metric keys to compare (empty: the experiment's headline metrics). */
       metrics: string[];
+      /**
+       * `--metric-a KA --metric-b KB` (repeatable, paired by position): compare B's KB with A's KA,
+       * e.g. across experiments; empty: compare the same keys.
+       */
+      pairs: [string, string][];
       json: boolean;
       html: string | null;
       debug: boolean;
@@ -576,18 +581,52 @@ function buildProgram(sink: (p: ParsedCli) => void): Command {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option(
+      '--metric-a <key>',
+      "with --metric-b: A's metric key of a pair compared across records (e.g. two experiments; repeatable, paired by position)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      '--metric-b <key>',
+      "with --metric-a: B's metric key of the pair (the difference is B's value − A's, by seed)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--json', 'print the comparison as JSON')
     .option('--html <file>', 'also draw the differences in an HTML page')
-    .action((a: string, b: string, o: { metric: string[]; json?: boolean; html?: string }) =>
-      sink({
-        command: 'compare',
-        a,
-        b,
-        metrics: o.metric,
-        json: Boolean(o.json),
-        html: o.html ?? null,
-        debug: debugOf(),
-      }),
+    .action(
+      (
+        a: string,
+        b: string,
+        o: { metric: string[]; metricA: string[]; metricB: string[]; json?: boolean; html?: string },
+      ) => {
+        if (o.metricA.length !== o.metricB.length) {
+          const flag = o.metricA.length < o.metricB.length ? '--metric-a' : '--metric-b';
+          throw new LabError(
+            'BAD_CLI',
+            `${flag}: --metric-a and --metric-b come in pairs (got ${o.metricA.length} --metric-a and ${o.metricB.length} --metric-b)`,
+            { details: { field: flag } },
+          );
+        }
+        if (o.metricA.length && o.metric.length) {
+          throw new LabError(
+            'BAD_CLI',
+            '--metric: not together with --metric-a/--metric-b (for the same key in both records, give it as --metric-a K --metric-b K)',
+            { details: { field: '--metric' } },
+          );
+        }
+        sink({
+          command: 'compare',
+          a,
+          b,
+          metrics: o.metric,
+          pairs: o.metricA.map((k, i) => [k, o.metricB[i] as string]),
+          json: Boolean(o.json),
+          html: o.html ?? null,
+          debug: debugOf(),
+        });
+      },
     );
 
   program.hook('preAction', () => {

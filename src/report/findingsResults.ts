@@ -145,7 +145,17 @@ export function formatClaims(
   return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows(claims, n).map(line)].join('\n');
 }
 
-/** The docs region of a results file: the table, then the manifest and the command that rebuild it. */
-export function renderFindingsResults(r: FindingsResults): string {
-  return `${formatClaims(r.claims, { discovery: r.discovery.n, confirmation: r.confirmation.n })}\n\nDiscovery seeds ${r.discovery.seeds}, confirmation seeds ${r.confirmation.seeds} (fixed in the manifest before they were run); median, sign test, Holm p and MDE80 on the confirmation seeds. Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
+/**
+ * The docs region of a results file: the table (of the claims whose id starts with one of `only`,
+ * when given: one page table per group of a manifest's claims), then the seeds, the manifest and
+ * the command that rebuild it. Error: a prefix that matches no claim (a renamed claim would
+ * otherwise silently empty a table).
+ */
+export function renderFindingsResults(r: FindingsResults, only?: readonly string[]): string {
+  const claims = only ? r.claims.filter((c) => only.some((prefix) => c.id.startsWith(prefix))) : r.claims;
+  for (const prefix of only ?? []) {
+    if (!r.claims.some((c) => c.id.startsWith(prefix)))
+      throw new Error(`${r.manifest}: no claim id starts with '${prefix}'`);
+  }
+  return `${formatClaims(claims, { discovery: r.discovery.n, confirmation: r.confirmation.n })}\n\nDiscovery seeds ${r.discovery.seeds}, confirmation seeds ${r.confirmation.seeds} (fixed in the manifest before they were run); median, sign test, Holm p and MDE80 on the confirmation seeds. Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
 }
