@@ -52,16 +52,17 @@ export interface ClaimEstimate {
   sign: SignTestResult;
   /** Minimal detectable mean difference at 80% power (two-sided α 0.05) at this n; null for n < 2. */
   mde80: number | null;
-  /** Seeds left out as collapsed (only in the without-collapsed variant). */
-  collapsed?: number[];
 }
 
 export type ClaimStatus = 'confirmed' | 'not confirmed' | 'null on both' | 'pending';
 
 export interface ClaimVariant {
+  /** Null: the seed set has not run, or (listed in `empty`) no seed of it has both values. */
   discovery: ClaimEstimate | null;
   confirmation: ClaimEstimate | null;
   status: ClaimStatus;
+  /** Seed sets that ran but left no seed to pair (every value not finite, or every seed collapsed). */
+  empty?: Phase[];
 }
 
 export interface ClaimResult extends ClaimVariant {
@@ -71,8 +72,8 @@ export interface ClaimResult extends ClaimVariant {
   a: string;
   b: string;
   expect: FindingsClaim['expect'];
-  /** The same claim with collapsed seeds left out (when the manifest asks). */
-  without_collapsed?: ClaimVariant;
+  /** The same claim with collapsed seeds left out (when the manifest asks), and which seeds those were. */
+  without_collapsed?: ClaimVariant & { collapsed: Record<Phase, number[]> };
 }
 
 /** Per seed set: each run's per-seed records (any order), or null when the set has not run (yet). */
@@ -185,23 +186,27 @@ export function claimStatus(
   return sign !== 0 && sign === Math.sign(discovery.mean) && sign === wanted ? 'confirmed' : 'not confirmed';
 }
 
-/** Estimates of every claim on one seed set, Holm-adjusted over them (one family per variant). */
+/**
+ * Estimates of every claim on one seed set, Holm-adjusted over them (one family per variant), and
+ * per claim the seeds left out as collapsed (with `dropCollapsed`).
+ */
 function phaseEstimates(
   claims: readonly FindingsClaim[],
   runs: ReadonlyMap<string, readonly RunRecord[]> | null,
   phase: Phase,
   dropCollapsed: boolean,
-): (ClaimEstimate | null)[] {
-  if (!runs) return claims.map(() => null);
+): { estimates: (ClaimEstimate | null)[]; collapsed: number[][] } {
+  if (!runs) return { estimates: claims.map(() => null), collapsed: claims.map(() => []) };
+  const collapsed: number[][] = [];
   const raw = claims.map((c) => {
     const d = claimDifferences(c, runs, dropCollapsed);
-    const e = estimate(d.diffs, `claim/${phase}/${c.id}${dropCollapsed ? '/without-collapsed' : ''}`);
-    return e && dropCollapsed ? { ...e, collapsed: d.collapsed } : e;
+    collapsed.push(d.collapsed);
+    return estimate(d.diffs, `claim/${phase}/${c.id}${dropCollapsed ? '/without-collapsed' : ''}`);
   });
   const present = raw.flatMap((e) => (e ? [e.p] : []));
   const holm = holmAdjust(present);
   let k = 0;
-  return raw.map((e) => (e ? { ...e, p_holm: holm[k++] as number } : null));
+  return { estimates: raw.map((e) => (e ? { ...e, p_holm: holm[k++] as number } : null)), collapsed };
 }
 
 /**
@@ -209,31 +214,43 @@ function phaseEstimates(
  * with the without-collapsed variant for the claims that ask for it (their own Holm family).
  */
 export function evaluateClaims(claims: readonly FindingsClaim[], runs: PhaseRuns): ClaimResult[] {
-  const main = Object.fromEntries(
-    PHASES.map((ph) => [ph, phaseEstimates(claims, runs[ph], ph, false)]),
-  ) as Record<Phase, (ClaimEstimate | null)[]>;
+  const main = {
+    discovery: phaseEstimates(claims, runs.discovery, 'discovery', false),
+    confirmation: phaseEstimates(claims, runs.confirmation, 'confirmation', false),
+  };
   const asked = claims.filter((c) => c.withoutCollapsed);
-  const robust = Object.fromEntries(
-    PHASES.map((ph) => [ph, phaseEstimates(asked, runs[ph], ph, true)]),
-  ) as Record<Phase, (ClaimEstimate | null)[]>;
+  const robust = {
+    discovery: phaseEstimates(asked, runs.discovery, 'discovery', true),
+    confirmation: phaseEstimates(asked, runs.confirmation, 'confirmation', true),
+  };
+  // A seed set that ran but left a claim no seed is not "pending": nothing there confirms it.
+  const variant = (d: ClaimEstimate | null, f: ClaimEstimate | null, expect: FindingsClaim['expect']) => {
+    const empty = PHASES.filter((ph, k) => runs[ph] !== null && [d, f][k] === null);
+    const status: ClaimStatus = empty.length
+      ? PHASES.some((ph) => runs[ph] === null)
+        ? 'pending'
+        : 'not confirmed'
+      : claimStatus(d, f, expect);
+    return { discovery: d, confirmation: f, status, ...(empty.length ? { empty } : {}) };
+  };
   return claims.map((c, i) => {
-    const discovery = main.discovery[i] ?? null;
-    const confirmation = main.confirmation[i] ?? null;
     const result: ClaimResult = {
       id: c.id,
       label: c.label,
       a: sideName(c.a),
       b: sideName(c.b),
       expect: c.expect,
-      discovery,
-      confirmation,
-      status: claimStatus(discovery, confirmation, c.expect),
+      ...variant(main.discovery.estimates[i] ?? null, main.confirmation.estimates[i] ?? null, c.expect),
     };
     const j = asked.indexOf(c);
     if (j >= 0) {
-      const d = robust.discovery[j] ?? null;
-      const f = robust.confirmation[j] ?? null;
-      result.without_collapsed = { discovery: d, confirmation: f, status: claimStatus(d, f, c.expect) };
+      result.without_collapsed = {
+        ...variant(robust.discovery.estimates[j] ?? null, robust.confirmation.estimates[j] ?? null, c.expect),
+        collapsed: {
+          discovery: robust.discovery.collapsed[j] ?? [],
+          confirmation: robust.confirmation.collapsed[j] ?? [],
+        },
+      };
     }
     return result;
   });

@@ -8,7 +8,12 @@
  */
 import { COLLAPSED_MAX_EVAL_SUCCESS } from '../experiments/collapsed.js';
 import type { FindingsV2 } from '../experiments/findings.js';
-import { CLAIM_ALPHA, type ClaimEstimate, type ClaimResult } from '../experiments/findingsClaims.js';
+import {
+  CLAIM_ALPHA,
+  type ClaimEstimate,
+  type ClaimResult,
+  type ClaimVariant,
+} from '../experiments/findingsClaims.js';
 import { VERSION } from '../experiments/version.js';
 
 export const FINDINGS_RESULTS_FORMAT = 'labs-findings-results/1';
@@ -85,8 +90,8 @@ export function formatP(p: number): string {
   return p < 1e-3 ? p.toExponential(1) : String(Number(p.toPrecision(2)));
 }
 
-function estimateCell(e: ClaimEstimate | null, n: number): string {
-  if (!e) return 'not run';
+function estimateCell(e: ClaimEstimate | null, n: number, empty: boolean): string {
+  if (!e) return empty ? 'no seed left' : 'not run';
   const seeds = e.n === n ? '' : ` (n ${e.n})`;
   return `${formatDiff(e.mean)} [${formatDiff(e.ci95[0])}, ${formatDiff(e.ci95[1])}]${seeds}`;
 }
@@ -100,13 +105,13 @@ const STATUS: Record<ClaimResult['status'], string> = {
 
 /** One table row per claim (and one per without-collapsed variant). */
 function rows(claims: readonly ClaimResult[], n: { discovery: number; confirmation: number }): string[][] {
-  const row = (label: string, v: Pick<ClaimResult, 'discovery' | 'confirmation' | 'status'>) => {
+  const row = (label: string, v: ClaimVariant) => {
     const c = v.confirmation;
     const d = v.discovery;
     return [
       label,
-      `${estimateCell(d, n.discovery)}${d ? `, Holm ${formatP(d.p_holm)}` : ''}`,
-      estimateCell(c, n.confirmation),
+      `${estimateCell(d, n.discovery, v.empty?.includes('discovery') ?? false)}${d ? `, Holm ${formatP(d.p_holm)}` : ''}`,
+      estimateCell(c, n.confirmation, v.empty?.includes('confirmation') ?? false),
       c ? formatDiff(c.median) : '-',
       c ? `${c.sign.up}/${c.sign.down}, p ${formatP(c.sign.p)}` : '-',
       c ? formatP(c.p_holm) : '-',
@@ -118,7 +123,7 @@ function rows(claims: readonly ClaimResult[], n: { discovery: number; confirmati
     const main = row(c.label, c);
     const w = c.without_collapsed;
     if (!w) return [main];
-    const left = [...(w.discovery?.collapsed ?? []), ...(w.confirmation?.collapsed ?? [])].length;
+    const left = `${w.collapsed.discovery.length} + ${w.collapsed.confirmation.length}`;
     return [main, row(`… without collapsed seeds (${left} left out)`, w)];
   });
 }

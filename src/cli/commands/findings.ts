@@ -354,7 +354,10 @@ async function findingsV2Command(p: FindingsCli, file: string, m: FindingsV2): P
       ran += r.ran;
       skipped += r.skipped;
       if (!shard) phaseRuns[phase] = new Map([...r.records].map(([k, v]) => [k, v.seedRuns]));
-    } else if (prepared[phase].every((run) => run.store.done.every(Boolean))) {
+    } else if (
+      // done is sparse (a hole per missing seed): every() would skip the holes
+      prepared[phase].every((run) => run.store.done.filter(Boolean).length === run.store.tasks.length)
+    ) {
       phaseRuns[phase] = new Map(prepared[phase].map((run) => [run.name, run.store.done as RunRecord[]]));
     }
   }
