@@ -15,7 +15,11 @@
  */
 
 import { parseResults, resultsNote } from '../bench/results.js';
-import { type FindingsResults, renderFindingsResults } from '../src/report/findingsResults.js';
+import {
+  type FindingsResults,
+  renderFindingsResults,
+  renderFindingsTable,
+} from '../src/report/findingsResults.js';
 
 /** One generated region as found in a markdown file. */
 export interface Region {
@@ -194,15 +198,22 @@ const named: Record<string, (record: Row, source: string) => string> = {
  * `labs findings NAME`); `columns=a,b` keeps the claims whose id starts with `a` or `b`.
  */
 export const FINDINGS_TABLE = 'findings-claims';
+/** A descriptive table of a findings results file (`columns=ID`): means on both seed sets. */
+export const FINDINGS_DESCRIPTIVE = 'findings-table';
 
 /** Names of the renderers other than `tables.<name>`. */
-export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE];
+export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE, FINDINGS_DESCRIPTIVE];
 
 /** The markdown of one region (without its markers). */
 export function renderRegion(region: Region, readJson: ReadJson): string {
   const record = asRecord(readJson(region.source), region.source);
   let body: string;
-  if (region.name === FINDINGS_TABLE) {
+  if (region.name === FINDINGS_DESCRIPTIVE) {
+    const id = region.columns?.[0];
+    if (!id || region.columns?.length !== 1)
+      throw new Error(`${region.source}: ${FINDINGS_DESCRIPTIVE} needs columns=ID (one table id)`);
+    body = renderFindingsTable(record as unknown as FindingsResults, id);
+  } else if (region.name === FINDINGS_TABLE) {
     // columns= selects claims by id prefix: one page table per group of a manifest's claims
     body = renderFindingsResults(record as unknown as FindingsResults, region.columns);
   } else if (region.name.startsWith('tables.')) {

@@ -100,6 +100,17 @@ const Claim = z
   })
   .strict();
 
+const DescriptiveTable = z
+  .object({
+    id: z.string().regex(RUN_NAME, 'lower-case letters, digits, _ . - (an id)'),
+    run: z.string(),
+    /** The first column's header, and its values: `{row}` in each column's key is replaced by one. */
+    row_label: z.string().min(1),
+    rows: z.array(z.string()).min(1),
+    columns: z.array(z.object({ label: z.string().min(1), key: z.string().min(1) }).strict()).min(1),
+  })
+  .strict();
+
 const ManifestV2 = z
   .object({
     format: z.literal(FINDINGS_FORMAT_V2),
@@ -111,6 +122,8 @@ const ManifestV2 = z
     confirmation: z.string().min(1),
     runs: z.array(Run).min(1),
     claims: z.array(Claim).min(1),
+    /** Descriptive tables of the page (means per seed set, no test), one row per `rows` value. */
+    tables: z.array(DescriptiveTable).default([]),
   })
   .strict();
 
@@ -143,6 +156,7 @@ export interface FindingsV2 {
   confirmation: string;
   runs: FindingsRun[];
   claims: FindingsClaim[];
+  tables: FindingsManifestV2['tables'];
 }
 
 function schemaError(error: z.ZodError, file: string): LabError {
@@ -270,6 +284,14 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
       (within ? `${c.arm} − ${c.baseline}: ${c.metric}` : `${b.run}:${b.metric} − ${a.run}:${a.metric}`);
     return { id: c.id, label, a, b, expect: c.expect ?? null, withoutCollapsed: c.without_collapsed };
   });
+  const tableIds = new Set<string>();
+  for (const [i, t] of m.tables.entries()) {
+    if (tableIds.has(t.id)) throw badField(file, `tables[${i}].id`, `'${t.id}' names two tables`);
+    tableIds.add(t.id);
+    const run = byName.get(t.run);
+    if (!run) throw badField(file, `tables[${i}].run`, `no run is named '${t.run}'`);
+    if (run.sweep) throw badField(file, `tables[${i}].run`, `'${t.run}' is a sweep`);
+  }
   return {
     format: FINDINGS_FORMAT_V2,
     title: m.title,
@@ -278,6 +300,7 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
     confirmation: m.confirmation,
     runs: m.runs,
     claims,
+    tables: m.tables,
   };
 }
 

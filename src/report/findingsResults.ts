@@ -14,6 +14,7 @@ import {
   type ClaimResult,
   type ClaimVariant,
 } from '../experiments/findingsClaims.js';
+import type { DescriptiveTableResult } from '../experiments/findingsTables.js';
 import { VERSION } from '../experiments/version.js';
 
 export const FINDINGS_RESULTS_FORMAT = 'labs-findings-results/1';
@@ -36,6 +37,8 @@ export interface FindingsResults {
   }[];
   statistics: Record<string, string>;
   claims: ClaimResult[];
+  /** The manifest's descriptive tables: means per seed set. */
+  tables: DescriptiveTableResult[];
 }
 
 /** The results file's content for manifest `m` (read from `file`, named `name`). */
@@ -45,6 +48,7 @@ export function findingsResults(
   name: string,
   seeds: { discovery: readonly number[]; confirmation: readonly number[] },
   claims: ClaimResult[],
+  tables: DescriptiveTableResult[] = [],
 ): FindingsResults {
   return {
     format: FINDINGS_RESULTS_FORMAT,
@@ -73,6 +77,7 @@ export function findingsResults(
       collapsed: `a seed's arm is collapsed when its held-out success eval_success.<arm> is <= ${COLLAPSED_MAX_EVAL_SUCCESS} (src/experiments/collapsed.ts)`,
     },
     claims,
+    tables,
   };
 }
 
@@ -163,4 +168,31 @@ export function renderFindingsResults(r: FindingsResults, only?: readonly string
       throw new Error(`${r.manifest}: no claim id starts with '${prefix}'`);
   }
   return `${formatClaims(claims, { discovery: r.discovery.n, confirmation: r.confirmation.n })}\n\nDiscovery seeds ${r.discovery.seeds}, confirmation seeds ${r.confirmation.seeds} (fixed in the manifest before they were run); median, sign test, Holm p and MDE80 on the confirmation seeds. Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
+}
+
+/** A mean as the descriptive tables print it: 4 significant digits. */
+function formatMean(x: number | null): string {
+  if (x === null) return '-';
+  const abs = Math.abs(x);
+  if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) return x.toExponential(2);
+  return String(Number(x.toPrecision(4)));
+}
+
+/**
+ * A descriptive table of a results file (`findings-table`, columns=ID): each cell the mean on the
+ * discovery seeds / on the confirmation seeds, then the seeds and the command that rebuild it.
+ */
+export function renderFindingsTable(r: FindingsResults, id: string): string {
+  const t = r.tables.find((x) => x.id === id);
+  if (!t)
+    throw new Error(
+      `${r.manifest}: no table '${id}' (tables: ${r.tables.map((x) => x.id).join(', ') || 'none'})`,
+    );
+  const header = [t.row_label, ...t.columns];
+  const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  const rows = t.rows.map((row) => [
+    row.row,
+    ...row.cells.map((c) => `${formatMean(c.discovery)} / ${formatMean(c.confirmation)}`),
+  ]);
+  return `${[line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n')}\n\nEach cell: mean over the discovery seeds ${r.discovery.seeds} / over the confirmation seeds ${r.confirmation.seeds} (descriptive; differences are tested in the claims table). Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
 }

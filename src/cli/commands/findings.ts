@@ -23,6 +23,7 @@ import {
   runSets,
 } from '../../experiments/findings.js';
 import { evaluateClaims, PHASES, type Phase, type PhaseRuns } from '../../experiments/findingsClaims.js';
+import { evaluateTables } from '../../experiments/findingsTables.js';
 import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
@@ -369,7 +370,7 @@ async function findingsV2Command(p: FindingsCli, file: string, m: FindingsV2): P
     return 0;
   }
   const claims = evaluateClaims(m.claims, phaseRuns);
-  const result = findingsResults(m, file, name, seeds, claims);
+  const result = findingsResults(m, file, name, seeds, claims, evaluateTables(m.tables, phaseRuns));
   await writeJson(results, result);
   if (p.json) output.write(`${toJson(result)}\n`);
   else {
