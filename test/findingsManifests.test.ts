@@ -26,7 +26,9 @@ describe('docs/findings manifests', () => {
       const configs = run.sweep
         ? sweepConfigs(experiment, sets, parseSweep(run.sweep))
         : [resolveConfig(experiment, sets)];
-      for (const c of configs) for (const [k, v] of Object.entries(run.set)) expect(c[k]).toBe(v);
+      // a list option is given as its JSON text (`sections: '["curriculum"]'`), as --set takes it
+      const want = (v: unknown) => (typeof v === 'string' && v.startsWith('[') ? JSON.parse(v) : v);
+      for (const c of configs) for (const [k, v] of Object.entries(run.set)) expect(c[k]).toEqual(want(v));
     }
   });
 });
