@@ -1,6 +1,6 @@
 /**
  * The exact two-sided sign test of a median paired difference of 0 (Conover, Practical
- * Nonparametric Statistics, 3rd ed., §3.4): count the pairs that went up (d > 0) and down (d < 0),
+ * Nonparametric Statistics, 3rd ed., section 3.4): count the pairs that went up (d > 0) and down (d < 0),
  * drop the ties (d = 0), and under the null the ups are Binomial(up + down, 1/2). It uses only the
  * signs, so one seed with a huge difference counts once: beside a mean and its interval it says
  * whether the effect is in most seeds or in a few. (scipy `binomtest(up, up + down, 0.5)`.)
