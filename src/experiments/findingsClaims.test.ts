@@ -82,7 +82,9 @@ describe('findings claims', () => {
     const nil = est(0.01, [-0.02, 0.04], 0.6);
     const unresolvedByHolm = est(0.1, [0.01, 0.2], 0.2);
     expect(claimStatus(up, up, null)).toBe('confirmed');
-    expect(claimStatus(nil, up, null)).toBe('confirmed'); // same sign as discovery's estimate
+    expect(claimStatus(nil, up, null)).toBe('not confirmed'); // nothing found on discovery to confirm
+    expect(claimStatus(nil, up, 'up')).toBe('confirmed'); // a direction the page stated beforehand
+    expect(claimStatus(est(-0.01, [-0.04, 0.02], 0.6), up, 'up')).toBe('not confirmed');
     expect(claimStatus(up, down, null)).toBe('not confirmed'); // flipped
     expect(claimStatus(up, up, 'down')).toBe('not confirmed'); // against the stated direction
     expect(claimStatus(up, unresolvedByHolm, null)).toBe('not confirmed');

@@ -2,12 +2,14 @@
  * The claims of a findings manifest (format 2, src/experiments/findings.ts) measured on its
  * discovery and confirmation seeds, and each claim's status (issue 31):
  *
- * - **confirmed**: on the confirmation seeds the mean paired difference has the sign it had on the
- *   discovery seeds (and the manifest's `expect`, when given), its 95% BCa interval excludes 0, and
- *   its Holm-adjusted p over the manifest's claims on the confirmation seeds is below 0.05;
+ * - **confirmed**: there was something to confirm (resolved on the discovery seeds, or a direction
+ *   the manifest's `expect` states and the discovery estimate shares), and on the confirmation seeds
+ *   the mean paired difference has that sign, its 95% BCa interval excludes 0, and its Holm-adjusted
+ *   p over the manifest's claims on the confirmation seeds is below 0.05;
  * - **null on both**: resolved (interval excluding 0 and Holm p < 0.05) on neither seed set;
  * - **not confirmed**: anything else (an effect on one set only, a flipped sign, or an effect where
- *   the page states none, `expect: "none"`).
+ *   the page states none, `expect: "none"`); `note` says when the effect is on the confirmation
+ *   seeds only.
  *
  * Per claim and seed set: the mean and its BCa interval, the median, the sign-flip p and its Holm
  * adjustment, the exact sign test (ups, downs, p) and the minimal detectable difference at 80%
@@ -63,6 +65,8 @@ export interface ClaimVariant {
   status: ClaimStatus;
   /** Seed sets that ran but left no seed to pair (every value not finite, or every seed collapsed). */
   empty?: Phase[];
+  /** `confirmation only`: resolved on the confirmation seeds, not on the discovery seeds. */
+  note?: 'confirmation only';
 }
 
 export interface ClaimResult extends ClaimVariant {
@@ -183,7 +187,11 @@ export function claimStatus(
   if (expect === 'none' || !c) return 'not confirmed';
   const sign = Math.sign(confirmation.mean);
   const wanted = expect === 'up' ? 1 : expect === 'down' ? -1 : Math.sign(discovery.mean);
-  return sign !== 0 && sign === Math.sign(discovery.mean) && sign === wanted ? 'confirmed' : 'not confirmed';
+  // Something to confirm: an effect found on the discovery seeds, or a direction the page stated.
+  const claimed = d || (expect !== null && Math.sign(discovery.mean) === wanted);
+  return claimed && sign !== 0 && sign === Math.sign(discovery.mean) && sign === wanted
+    ? 'confirmed'
+    : 'not confirmed';
 }
 
 /**
@@ -231,7 +239,14 @@ export function evaluateClaims(claims: readonly FindingsClaim[], runs: PhaseRuns
         ? 'pending'
         : 'not confirmed'
       : claimStatus(d, f, expect);
-    return { discovery: d, confirmation: f, status, ...(empty.length ? { empty } : {}) };
+    const only = status === 'not confirmed' && isResolved(f) && !isResolved(d);
+    return {
+      discovery: d,
+      confirmation: f,
+      status,
+      ...(empty.length ? { empty } : {}),
+      ...(only ? { note: 'confirmation only' as const } : {}),
+    };
   };
   return claims.map((c, i) => {
     const result: ClaimResult = {

@@ -73,7 +73,7 @@ export function findingsResults(
         "Holm over the manifest's claims on the same seed set (one family per seed set; the without-collapsed variants are their own family)",
       sign: 'exact two-sided sign test: seeds up, down, tied (ties left out), p = min(1, 2·P(Binomial(up + down, 1/2) <= min(up, down)))',
       mde80: 'minimal detectable mean difference at 80% power, two-sided α 0.05, at this n',
-      status: `confirmed: same sign on both seed sets (and as the manifest expects), confirmation CI excludes 0 and its Holm p < ${CLAIM_ALPHA}; null on both: resolved (CI excludes 0, Holm p < ${CLAIM_ALPHA}) on neither set; not confirmed: anything else (expect "none": any confirmation effect); pending: a seed set not run yet`,
+      status: `confirmed: something to confirm (resolved on the discovery seeds, or the direction the manifest expects, shared by the discovery estimate), then the same sign on the confirmation seeds, whose CI excludes 0 and Holm p < ${CLAIM_ALPHA}; null on both: resolved (CI excludes 0, Holm p < ${CLAIM_ALPHA}) on neither set; not confirmed: anything else (expect "none": any confirmation effect; note 'confirmation only': resolved on the confirmation seeds only); pending: a seed set not run yet`,
       collapsed: `a seed's arm is collapsed when its held-out success eval_success.<arm> is <= ${COLLAPSED_MAX_EVAL_SUCCESS} (src/experiments/collapsed.ts)`,
     },
     claims,
@@ -121,7 +121,7 @@ function rows(claims: readonly ClaimResult[], n: { discovery: number; confirmati
       c ? `${c.sign.up}/${c.sign.down}, p ${formatP(c.sign.p)}` : '-',
       c ? formatP(c.p_holm) : '-',
       c?.mde80 != null ? formatDiff(c.mde80) : '-',
-      STATUS[v.status],
+      v.note ? `${STATUS[v.status]} (${v.note})` : STATUS[v.status],
     ];
   };
   return claims.flatMap((c) => {
