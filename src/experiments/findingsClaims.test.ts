@@ -58,7 +58,7 @@ describe('findings claims', () => {
     );
     const all = claimDifferences(claim(), runs, false);
     expect(all.seeds).toEqual([1, 2, 3, 4]);
-    all.diffs.forEach((d, i) => expect(d).toBeCloseTo((i + 1) / 10, 12));
+    for (const [i, d] of all.diffs.entries()) expect(d).toBeCloseTo((i + 1) / 10, 12);
     expect(all.collapsed).toEqual([]);
     const robust = claimDifferences(claim(), runs, true);
     expect(robust.seeds).toEqual([1, 3, 4]);
