@@ -113,6 +113,49 @@ export function defaultCompareMetrics(
   return Object.keys(a.summary).filter((k) => inBoth(k) && !isDifferenceKey(k));
 }
 
+type Side = { record: MultiSeedRecord; source: string; label: string };
+
+/**
+ * Every (key of A, key of B) pair names a metric with a number in some seed of its record; else
+ * BAD_CLI naming the flag (`--metric-a`/`--metric-b` for explicit pairs, `--metric`) and listing
+ * the metrics that exist.
+ */
+function checkMetricKeys(
+  a: Side,
+  b: Side,
+  keys: readonly (readonly [string, string])[],
+  explicit: boolean,
+): void {
+  for (const [ka, kb] of keys) {
+    if (explicit) {
+      for (const [x, key, flag] of [
+        [a, ka, '--metric-a'],
+        [b, kb, '--metric-b'],
+      ] as const) {
+        if (x.record.runs.some((r) => typeof r.metrics[key] === 'number')) continue;
+        const known = Object.keys(x.record.summary).filter((m) => !isDifferenceKey(m));
+        throw new LabError(
+          'BAD_CLI',
+          `${flag} ${key}: not a numeric metric of ${x.source} (${x.record.experiment}); its metrics: ${known.slice(0, 30).join(', ')}${known.length > 30 ? ', ...' : ''}`,
+          { details: { field: flag, key } },
+        );
+      }
+      continue;
+    }
+    const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[ka] === 'number'));
+    if (missing.length) {
+      const known = Object.keys(a.record.summary)
+        .filter((x) => x in b.record.summary)
+        .slice(0, 30);
+      throw new LabError(
+        'BAD_CLI',
+        `--metric ${ka}: not a numeric metric of ${missing.map((x) => x.source).join(' and ')}; metrics in both: ${known.join(', ')}${known.length === 30 ? ', ...' : ''}`,
+        { details: { field: '--metric', key: ka } },
+      );
+    }
+  }
+}
+
 /**
  * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}), or with `pairs`
  * on explicit (key of A, key of B) pairs, paired by seed: `b[keyB] − a[keyA]`, which compares two
@@ -173,34 +216,12 @@ export function compareRecords(
       { details: { field: 'metrics' } },
     );
   }
-  for (const k of keys) {
-    if (pairs.length) {
-      for (const [x, key, flag] of [
-        [a, keyA(k), '--metric-a'],
-        [b, keyB(k), '--metric-b'],
-      ] as const) {
-        if (x.record.runs.some((r) => typeof r.metrics[key] === 'number')) continue;
-        const known = Object.keys(x.record.summary).filter((m) => !isDifferenceKey(m));
-        throw new LabError(
-          'BAD_CLI',
-          `${flag} ${key}: not a numeric metric of ${x.source} (${x.record.experiment}); its metrics: ${known.slice(0, 30).join(', ')}${known.length > 30 ? ', ...' : ''}`,
-          { details: { field: flag, key } },
-        );
-      }
-      continue;
-    }
-    const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
-    if (missing.length) {
-      const known = Object.keys(a.record.summary)
-        .filter((x) => x in b.record.summary)
-        .slice(0, 30);
-      throw new LabError(
-        'BAD_CLI',
-        `--metric ${k}: not a numeric metric of ${missing.map((x) => x.source).join(' and ')}; metrics in both: ${known.join(', ')}${known.length === 30 ? ', ...' : ''}`,
-        { details: { field: '--metric', key: k } },
-      );
-    }
-  }
+  checkMetricKeys(
+    a,
+    b,
+    keys.map((k) => [keyA(k), keyB(k)] as const),
+    pairs.length > 0,
+  );
   const byseed = (r: MultiSeedRecord, k: string) =>
     sa.map((s) => r.runs.find((run) => run.seed === s)?.metrics[k] ?? null);
   const valuesA = (k: string) => byseed(a.record, keyA(k));
