@@ -6,11 +6,12 @@
  *     ...markdown written by `npm run docs`...
  *     <!-- /generated -->
  *
- * NAME is either `tables.<table>` (rows of the record's table, the listed columns or all of them)
- * or one of the named renderers below (for tables assembled from several fields). The command
- * synopses of docs/cli.md are generated the same way from the CLI's option tables
- * (src/cli/commandTables.ts), in a region opened by `<!-- generated:synopsis NAME -->` (NAME: a
- * command, or `commands` for all of them). PATH is relative
+ * NAME is either `tables.<table>` (rows of the record's table, the listed columns or all of them),
+ * `findings-claims` (a findings results file's claims; `columns=` selects claims by id prefix),
+ * `findings-table` (one descriptive table of a results file) or one of the named renderers below
+ * (for tables assembled from several fields). The command synopses of docs/cli.md are generated the
+ * same way from the CLI's option tables (src/cli/commandTables.ts), in a region opened by
+ * `<!-- generated:synopsis NAME -->` (NAME: a command, or `commands` for all of them). PATH is relative
  * to the repository root. `renderDocument` rewrites every region of one markdown text; the docs
  * test re-renders every file and fails when a region differs from what is checked in (stale docs).
  * Pure functions of (markdown, file reader): no clock, no randomness, so the output is stable.
@@ -18,6 +19,11 @@
 
 import { parseResults, resultsNote } from '../bench/results.js';
 import { COMMANDS, type CommandSpec, commandSynopsis } from '../src/cli/commandTables.js';
+import {
+  type FindingsResults,
+  renderFindingsResults,
+  renderFindingsTable,
+} from '../src/report/findingsResults.js';
 
 /** One generated region as found in a markdown file. */
 export interface Region {
@@ -195,8 +201,16 @@ const named: Record<string, (record: Row, source: string) => string> = {
   },
 };
 
+/**
+ * The claims table of a findings results file (`docs/findings/NAME.results.json`, written by
+ * `labs findings NAME`); `columns=a,b` keeps the claims whose id starts with `a` or `b`.
+ */
+export const FINDINGS_TABLE = 'findings-claims';
+/** A descriptive table of a findings results file (`columns=ID`): means on both seed sets. */
+export const FINDINGS_DESCRIPTIVE = 'findings-table';
+
 /** Names of the renderers other than `tables.<name>`. */
-export const RENDERER_NAMES = Object.keys(named);
+export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE, FINDINGS_DESCRIPTIVE];
 
 /** `# text` wrapped at 100 columns. */
 function commentLines(text: string): string[] {
@@ -238,7 +252,15 @@ export function renderRegion(region: Region, readJson: ReadJson): string {
   if (region.name.startsWith('synopsis:')) return renderSynopsis(region.name.slice('synopsis:'.length));
   const record = asRecord(readJson(region.source), region.source);
   let body: string;
-  if (region.name.startsWith('tables.')) {
+  if (region.name === FINDINGS_DESCRIPTIVE) {
+    const id = region.columns?.[0];
+    if (!id || region.columns?.length !== 1)
+      throw new Error(`${region.source}: ${FINDINGS_DESCRIPTIVE} needs columns=ID (one table id)`);
+    body = renderFindingsTable(record as unknown as FindingsResults, id);
+  } else if (region.name === FINDINGS_TABLE) {
+    // columns= selects claims by id prefix: one page table per group of a manifest's claims
+    body = renderFindingsResults(record as unknown as FindingsResults, region.columns);
+  } else if (region.name.startsWith('tables.')) {
     const table = region.name.slice('tables.'.length);
     body = genericTable(rowsOf(record, table, region.source), region.columns, region.source, table);
   } else {

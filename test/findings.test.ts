@@ -4,7 +4,7 @@
 // manifest's paired comparison between runs. Bad manifests are one-line usage errors naming the
 // file and the field.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const dist = join('test-output', 'findings-dist');
 const out = mkdtempSync(join(tmpdir(), 'labs-findings-'));
 const MANIFEST = 'test/fixtures/findings/tiny.json';
+const MANIFEST2 = 'test/fixtures/findings/tiny2.json';
 const SMALL = [
   '--set',
   'updates=10',
@@ -92,6 +93,62 @@ describe('labs findings', () => {
       'mean_loss_denominator.correct',
     ]);
     for (const x of c.comparisons) expect(x.p_holm).toBeGreaterThanOrEqual(x.p);
+  }, 240_000);
+
+  it('format 2: discovery then confirmation (sharded), claims with a status, the same results file on a rerun', () => {
+    const dir = join(out, 'tiny2');
+    const results = join(out, 'tiny2.results.json');
+    const base = [MANIFEST2, '--out', dir, '--results', results, '--no-progress', '--jobs', '1'];
+    const first = labs('findings', ...base, '--phase', 'discovery');
+    expect(first.code, first.stderr).toBe(0);
+    const pending = JSON.parse(readFileSync(results, 'utf8'));
+    expect(pending.claims.map((c: { status: string }) => c.status)).toEqual(['pending', 'pending']);
+    expect(pending.claims[1].discovery.n).toBe(3);
+    // the confirmation seeds in two shards (one job list: 2 runs x 3 seeds), then the whole command
+    const shards = [1, 2].map((k) =>
+      labs('findings', ...base, '--phase', 'confirmation', '--shard', `${k}/2`, '--json'),
+    );
+    expect(shards.map((r) => JSON.parse(r.stdout).ran)).toEqual([3, 3]);
+    const whole = labs('findings', ...base);
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(whole.stdout).toContain('ran 0 seed runs, 12 already on disk');
+    const r = JSON.parse(readFileSync(results, 'utf8'));
+    expect(r).toMatchObject({
+      format: 'labs-findings-results/1',
+      _command: 'labs findings tiny2',
+      discovery: { seeds: '1..3', n: 3 },
+      confirmation: { seeds: '101..103', n: 3 },
+    });
+    expect(readdirSync(join(dir, 'confirmation', 'token-mean', 'seeds')).sort()).toEqual([
+      '101.json',
+      '102.json',
+      '103.json',
+    ]);
+    const [mask, denominator] = r.claims;
+    expect(denominator.b).toBe('seq-mean-token-sum:mean_loss_denominator.correct');
+    expect(denominator.confirmation.n).toBe(3);
+    expect(['confirmed', 'not confirmed', 'null on both']).toContain(denominator.status);
+    // the difference is the per-seed metrics' difference, paired by seed
+    const seedValue = (run: string, seed: number) =>
+      JSON.parse(readFileSync(join(dir, 'confirmation', run, 'seeds', `${seed}.json`), 'utf8')).metrics[
+        'mean_loss_denominator.correct'
+      ];
+    const mean =
+      [101, 102, 103].reduce(
+        (s, seed) => s + seedValue('seq-mean-token-sum', seed) - seedValue('token-mean', seed),
+        0,
+      ) / 3;
+    expect(denominator.confirmation.mean).toBeCloseTo(mean, 10);
+    expect(mask.without_collapsed.collapsed).toHaveProperty('confirmation');
+    expect(whole.stdout).toContain('| claim (B − A) |');
+    // a rerun finds everything on disk and writes the same bytes
+    const before = readFileSync(results, 'utf8');
+    expect(labs('findings', ...base).code).toBe(0);
+    expect(readFileSync(results, 'utf8')).toBe(before);
+    // a format-2 manifest declares its seeds and options
+    const seeds = labs('findings', ...base, '--seeds', '1..2');
+    expect(seeds.code).toBe(2);
+    expect(seeds.stderr).toContain('--seeds: test/fixtures/findings/tiny2.json is a format-2 manifest');
   }, 240_000);
 
   it.each([

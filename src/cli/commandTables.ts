@@ -42,6 +42,16 @@ export const COMPARE_OPTIONS = {
     'key',
     "compare this metric key (repeatable; default: the experiment's headline metrics)",
   ),
+  metricA: listOption(
+    '--metric-a',
+    'key',
+    "with --metric-b: A's metric key of a pair compared across records (e.g. two experiments; repeatable, paired by position)",
+  ),
+  metricB: listOption(
+    '--metric-b',
+    'key',
+    "with --metric-a: B's metric key of the pair (the difference is B's value − A's, by seed)",
+  ),
   json: withHelp(JSON_OPTION, 'print the comparison as JSON'),
   html: withHelp(HTML_OPTION, 'also draw the differences in an HTML page'),
 } as const;

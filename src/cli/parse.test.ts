@@ -68,11 +68,30 @@ describe('parseCli', () => {
       a: 'a.json',
       b: 'b.json',
       metrics: ['verify_rate.drop', 'x'],
+      pairs: [],
       json: true,
       html: null,
       debug: false,
     });
     expect(cliError(['compare', 'a.json'])).toMatchObject({ code: 'BAD_CLI' });
+  });
+
+  it('parses --metric-a/--metric-b as pairs by position; an unpaired flag or a mix with --metric is refused', () => {
+    const args = ['compare', 'm.json', 'g.json', '--metric-a', 'eval_success.correct'];
+    expect(parseCli([...args, '--metric-b', 'eval_success.token-mean'])).toMatchObject({
+      metrics: [],
+      pairs: [['eval_success.correct', 'eval_success.token-mean']],
+    });
+    expect(cliError(args)).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringContaining(
+        '--metric-b: --metric-a and --metric-b come in pairs (got 1 --metric-a and 0',
+      ),
+    });
+    expect(cliError([...args, '--metric-b', 'k', '--metric', 'x'])).toMatchObject({
+      code: 'BAD_CLI',
+      message: expect.stringContaining('--metric: not together with --metric-a/--metric-b'),
+    });
   });
 
   it('defaults the seed to 7 and parses --seeds ranges as multi-seed', () => {

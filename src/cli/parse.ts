@@ -31,6 +31,25 @@ export { parseSeeds } from './sharedOptions.js';
 
 type Given = (key: string) => boolean;
 
+/** `labs compare`: --metric-a/--metric-b come in pairs, and not together with --metric. */
+function checkMetricPairs(metric: string[], a: string[], b: string[]): void {
+  if (a.length !== b.length) {
+    const flag = a.length < b.length ? '--metric-a' : '--metric-b';
+    throw new LabError(
+      'BAD_CLI',
+      `${flag}: --metric-a and --metric-b come in pairs (got ${a.length} --metric-a and ${b.length} --metric-b)`,
+      { details: { field: flag } },
+    );
+  }
+  if (a.length && metric.length) {
+    throw new LabError(
+      'BAD_CLI',
+      '--metric: not together with --metric-a/--metric-b (for the same key in both records, give it as --metric-a K --metric-b K)',
+      { details: { field: '--metric' } },
+    );
+  }
+}
+
 /**
  * From each command's parsed option values (and positional arguments) to what its command module
  * takes; the checks across options run here. The ParsedCli type is derived from these, and their
@@ -94,6 +113,10 @@ const BUILDERS = {
       jobsGiven: o.jobs !== null,
       shard: o.shard,
       shardCount: o.shardCount,
+      /** `--phase`: run only this seed set of a format-2 manifest (null: both). */
+      phase: o.phase,
+      /** `--results FILE`: where a format-2 manifest's results go (null: NAME.results.json beside it). */
+      results: o.results,
       json: o.json,
       progress: o.progress,
       debug,
@@ -143,12 +166,18 @@ const BUILDERS = {
   },
   compare: (args: unknown[], raw: Record<string, unknown>, given: Given, debug: boolean) => {
     const o = readOptions(COMPARE_OPTIONS, raw, given);
+    checkMetricPairs(o.metric, o.metricA, o.metricB);
     return {
       command: 'compare' as const,
       a: args[0] as string,
       b: args[1] as string,
       /** Metric keys to compare (empty: the experiment's headline metrics). */
       metrics: o.metric,
+      /**
+       * `--metric-a KA --metric-b KB` (repeatable, paired by position): compare B's KB with A's KA,
+       * e.g. across experiments; empty: compare the same keys.
+       */
+      pairs: o.metricA.map((k, i): [string, string] => [k, o.metricB[i] as string]),
       json: o.json,
       html: o.html,
       debug,

@@ -10,6 +10,7 @@ import {
   listOption,
   numberOption,
   type OptionValues,
+  parsedOption,
   required,
   textOption,
   withHelp,
@@ -128,6 +129,21 @@ export const FINDINGS_OPTIONS = {
   jobs: withHelp(JOBS_OPTION, 'run this many seeds at once (as labs run --jobs)'),
   shard: withHelp(SHARD_OPTION, "run only share K of N of all the runs' seeds (as labs run --shard)"),
   shardCount: withHelp(SHARD_COUNT_OPTION, 'with --shard auto: the number of shards (as labs run)'),
+  phase: parsedOption(
+    '--phase',
+    'discovery|confirmation',
+    'format-2 manifests: run only the discovery or the confirmation seeds (default: both)',
+    (text): 'discovery' | 'confirmation' => {
+      if (text === 'discovery' || text === 'confirmation') return text;
+      throw flagError('--phase', `expects discovery or confirmation, got '${text}'`);
+    },
+  ),
+  results: textOption(
+    '--results',
+    'file',
+    'format-2 manifests: write the claims here (default: NAME.results.json beside the manifest)',
+    { nonEmpty: 'expects a file path' },
+  ),
   json: withHelp(JSON_OPTION, 'print the findings (records and comparisons) as JSON'),
   progress: PROGRESS_OPTION,
 } as const;

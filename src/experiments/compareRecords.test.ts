@@ -95,9 +95,48 @@ describe('compareRecords', () => {
     ).toThrow(
       expect.objectContaining({
         code: 'BAD_CLI',
-        message: expect.stringContaining('no metric in common: a.json (toy) and f.json (filter)'),
+        message: expect.stringMatching(
+          /no metric in common: a\.json \(toy\) and f\.json \(filter\).*--metric-a KEY --metric-b KEY/,
+        ),
       }),
     );
+  });
+
+  it('pairs a named metric of each record across experiments (--metric-a / --metric-b)', () => {
+    const a = record([1, 2, 3, 4, 5], 0, 24);
+    const other = summarizeRuns(
+      'filter',
+      {},
+      [5, 3, 1, 2, 4].map((seed) => ({
+        ...(a.runs[0] as RunRecord),
+        experiment: 'filter',
+        seed,
+        metrics: { 'kept.x': 0.3 + seed / 100 + 0.25 },
+      })),
+      0,
+    );
+    const r = compareRecords(
+      { record: a, source: 'a.json', label: 'A' },
+      { record: other, source: 'f.json', label: 'F' },
+      [],
+      null,
+      [['rate.a', 'kept.x']],
+    );
+    expect(r.comparisons.map((c) => c.metric)).toEqual(['kept.x − rate.a']);
+    // paired by seed although F lists its seeds in another order: every difference is 0.25
+    expect(r.comparisons[0]?.diff).toBeCloseTo(0.25, 12);
+    expect(r.comparisons[0]?.ci95[1]).toBeCloseTo(0.25, 12);
+    expect(r.comparisons[0]?.p).toBe(2 / 32);
+    expect([r.a.experiment, r.b.experiment]).toEqual(['toy', 'filter']);
+    expect(() =>
+      compareRecords(
+        { record: a, source: 'a.json', label: 'A' },
+        { record: other, source: 'f.json', label: 'F' },
+        [],
+        null,
+        [['rate.a', 'kept.y']],
+      ),
+    ).toThrow('--metric-b kept.y: not a numeric metric of f.json (filter); its metrics: kept.x');
   });
 
   it('names what it leaves out: a metric in one record only, and seeds whose value is not finite', () => {

@@ -113,17 +113,64 @@ export function defaultCompareMetrics(
   return Object.keys(a.summary).filter((k) => inBoth(k) && !isDifferenceKey(k));
 }
 
+type Side = { record: MultiSeedRecord; source: string; label: string };
+
 /**
- * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}). Errors (BAD_CLI,
+ * Every (key of A, key of B) pair names a metric with a number in some seed of its record; else
+ * BAD_CLI naming the flag (`--metric-a`/`--metric-b` for explicit pairs, `--metric`) and listing
+ * the metrics that exist.
+ */
+function checkMetricKeys(
+  a: Side,
+  b: Side,
+  keys: readonly (readonly [string, string])[],
+  explicit: boolean,
+): void {
+  for (const [ka, kb] of keys) {
+    if (explicit) {
+      for (const [x, key, flag] of [
+        [a, ka, '--metric-a'],
+        [b, kb, '--metric-b'],
+      ] as const) {
+        if (x.record.runs.some((r) => typeof r.metrics[key] === 'number')) continue;
+        const known = Object.keys(x.record.summary).filter((m) => !isDifferenceKey(m));
+        throw new LabError(
+          'BAD_CLI',
+          `${flag} ${key}: not a numeric metric of ${x.source} (${x.record.experiment}); its metrics: ${known.slice(0, 30).join(', ')}${known.length > 30 ? ', ...' : ''}`,
+          { details: { field: flag, key } },
+        );
+      }
+      continue;
+    }
+    const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[ka] === 'number'));
+    if (missing.length) {
+      const known = Object.keys(a.record.summary)
+        .filter((x) => x in b.record.summary)
+        .slice(0, 30);
+      throw new LabError(
+        'BAD_CLI',
+        `--metric ${ka}: not a numeric metric of ${missing.map((x) => x.source).join(' and ')}; metrics in both: ${known.join(', ')}${known.length === 30 ? ', ...' : ''}`,
+        { details: { field: '--metric', key: ka } },
+      );
+    }
+  }
+}
+
+/**
+ * Compares `b` against `a` on `metrics` (default {@link defaultCompareMetrics}), or with `pairs`
+ * on explicit (key of A, key of B) pairs, paired by seed: `b[keyB] − a[keyA]`, which compares two
+ * experiments' records (a mask arm against an aggregation arm; `labs compare --metric-a K
+ * --metric-b K`), the row's metric named `keyB − keyA` when the keys differ. Errors (BAD_CLI,
  * usage errors of `labs compare`): a record without several seeds' runs, seed sets that differ
- * (names the seeds only in one), no metric in common (e.g. records of two experiments), a requested
- * metric missing from either record (lists what exists).
+ * (names the seeds only in one), no metric in common (e.g. records of two experiments: the message
+ * names --metric-a/--metric-b), a requested metric missing from either record (lists what exists).
  */
 export function compareRecords(
   a: { record: MultiSeedRecord; source: string; label: string },
   b: { record: MultiSeedRecord; source: string; label: string },
   metrics: readonly string[] = [],
   plan: ComparisonPlan | null = null,
+  pairs: readonly (readonly [keyA: string, keyB: string])[] = [],
 ): CompareResult {
   const seedsOf = (r: MultiSeedRecord) => r.runs.map((run) => run.seed);
   const sa = seedsOf(a.record);
@@ -139,9 +186,17 @@ export function compareRecords(
     );
   }
   // A repeated --metric is one comparison: a duplicate row would count twice in Holm's family.
-  const keys = metrics.length ? [...new Set(metrics)] : defaultCompareMetrics(a.record, b.record, plan);
+  const explicit = metrics.length > 0 || pairs.length > 0;
+  const keys = pairs.length
+    ? [...new Set(pairs.map(([ka, kb]) => `${ka}\u0000${kb}`))]
+    : metrics.length
+      ? [...new Set(metrics)]
+      : defaultCompareMetrics(a.record, b.record, plan);
+  const keyA = (k: string) => (pairs.length ? (k.split('\u0000')[0] as string) : k);
+  const keyB = (k: string) => (pairs.length ? (k.split('\u0000')[1] as string) : k);
+  const rowName = (k: string) => (keyA(k) === keyB(k) ? keyA(k) : `${keyB(k)} − ${keyA(k)}`);
   const planKeys = plan ? plan.metrics.flatMap((m) => plan.arms.map((arm) => metricKey(arm, m))) : null;
-  const notes = metrics.length
+  const notes = explicit
     ? []
     : leftOutByDefault(
         a.record,
@@ -156,36 +211,31 @@ export function compareRecords(
       `compare: no metric in common: ${what(a)} and ${what(b)} share no summarised metric${
         a.record.experiment === b.record.experiment
           ? ''
-          : '; paired differences compare two records of one experiment (e.g. one option changed)'
+          : '; paired differences compare two records of one experiment (e.g. one option changed), or name a metric of each record: --metric-a KEY --metric-b KEY'
       }`,
       { details: { field: 'metrics' } },
     );
   }
-  for (const k of keys) {
-    const missing = [a, b].filter((x) => !x.record.runs.some((r) => typeof r.metrics[k] === 'number'));
-    if (missing.length) {
-      const known = Object.keys(a.record.summary)
-        .filter((x) => x in b.record.summary)
-        .slice(0, 30);
-      throw new LabError(
-        'BAD_CLI',
-        `--metric ${k}: not a numeric metric of ${missing.map((x) => x.source).join(' and ')}; metrics in both: ${known.join(', ')}${known.length === 30 ? ', ...' : ''}`,
-        { details: { field: '--metric', key: k } },
-      );
-    }
-  }
+  checkMetricKeys(
+    a,
+    b,
+    keys.map((k) => [keyA(k), keyB(k)] as const),
+    pairs.length > 0,
+  );
   const byseed = (r: MultiSeedRecord, k: string) =>
     sa.map((s) => r.runs.find((run) => run.seed === s)?.metrics[k] ?? null);
+  const valuesA = (k: string) => byseed(a.record, keyA(k));
+  const valuesB = (k: string) => byseed(b.record, keyB(k));
   const constants: CompareResult['constants'] = [];
   const compared = keys.filter((k) => {
-    const c = constantOf([...byseed(a.record, k), ...byseed(b.record, k)]);
-    if (c !== null) constants.push({ metric: k, value: c });
+    const c = constantOf([...valuesA(k), ...valuesB(k)]);
+    if (c !== null) constants.push({ metric: rowName(k), value: c });
     return c === null;
   });
   // Seeds whose value is not a finite number in either record drop out of a comparison: say which.
   for (const k of compared) {
-    const badA = sa.filter((_, i) => !finiteNumber(byseed(a.record, k)[i]));
-    const badB = sa.filter((_, i) => !finiteNumber(byseed(b.record, k)[i]));
+    const badA = sa.filter((_, i) => !finiteNumber(valuesA(k)[i]));
+    const badB = sa.filter((_, i) => !finiteNumber(valuesB(k)[i]));
     const bad = sa.filter((s) => badA.includes(s) || badB.includes(s));
     if (bad.length === 0) continue;
     const where = [
@@ -194,17 +244,17 @@ export function compareRecords(
     ].filter(Boolean);
     notes.push(
       bad.length === sa.length
-        ? `${k}: not compared, no seed has a finite value in both (not a finite number ${where.join('; ')})`
-        : `${k}: ${seedList(bad)} left out (not a finite number ${where.join('; ')}), n = ${sa.length - bad.length} of ${sa.length}`,
+        ? `${rowName(k)}: not compared, no seed has a finite value in both (not a finite number ${where.join('; ')})`
+        : `${rowName(k)}: ${seedList(bad)} left out (not a finite number ${where.join('; ')}), n = ${sa.length - bad.length} of ${sa.length}`,
     );
   }
   const comparisons = compareSeries(
     compared.map((k) => ({
       arm: b.label,
       baseline: a.label,
-      metric: k,
-      armValues: byseed(b.record, k),
-      baselineValues: byseed(a.record, k),
+      metric: rowName(k),
+      armValues: valuesB(k),
+      baselineValues: valuesA(k),
     })),
   );
   const config_diff: CompareResult['config_diff'] = {};

@@ -1,6 +1,7 @@
 /**
- * `labs compare A.json B.json [--metric KEY]... [--json] [--html FILE]`: paired differences B − A of
- * two multi-seed records run on the same seeds (experiments/compareRecords.ts).
+ * `labs compare A.json B.json [--metric KEY]... [--metric-a KA --metric-b KB]... [--json] [--html FILE]`:
+ * paired differences B − A of two multi-seed records run on the same seeds, of the same metric keys
+ * or of a named key of each (across experiments) (experiments/compareRecords.ts).
  */
 import { LabError } from '../../core/errors.js';
 import { compareRecords } from '../../experiments/compareRecords.js';
@@ -67,6 +68,7 @@ export async function compareCommand(p: Extract<ParsedCli, { command: 'compare' 
     { record: b, source: p.b, label: labels[1] as string },
     p.metrics,
     plan,
+    p.pairs,
   );
   if (p.html) await writeCompareHtml(result, plan, p.html);
   if (p.json) output.write(`${toJson(result)}\n`);

@@ -14,21 +14,32 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isLabError, LabError } from '../../core/errors.js';
 import { type CompareResult, compareRecords } from '../../experiments/compareRecords.js';
-import { parseFindings, runSets } from '../../experiments/findings.js';
+import {
+  checkPhaseSeeds,
+  type FindingsRun,
+  type FindingsV2,
+  isFindingsV2,
+  parseFindings,
+  runSets,
+} from '../../experiments/findings.js';
+import { evaluateClaims, PHASES, type Phase, type PhaseRuns } from '../../experiments/findingsClaims.js';
+import { evaluateTables } from '../../experiments/findingsTables.js';
 import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
 import { loadExperiment } from '../../experiments/registry.js';
 import { startStopwatch } from '../../experiments/stopwatch.js';
 import { assembleSweep, sweepConfigs } from '../../experiments/sweep.js';
 import { parseSweep } from '../../experiments/sweepSpec.js';
-import type { Experiment, JsonValue, MultiSeedRecord } from '../../experiments/types.js';
+import type { Experiment, JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { formatCompare } from '../../report/compareOutput.js';
+import { findingsResults, formatClaims } from '../../report/findingsResults.js';
 import { toJson, writeFileAtomic, writeRecord } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
 import { type ParsedCli, parseSeeds } from '../parse.js';
 import { openSeedPool } from '../runtime/seedPool.js';
+import type { Shard } from '../shard.js';
 import { output } from '../stdout.js';
 import { runJobList, shardJobs, shardOf } from './seedJobs.js';
 
@@ -72,40 +83,29 @@ interface PreparedRun {
 }
 
 /**
- * `labs findings MANIFEST`. Why one function: its phases run in order and each hands its state to
- * the next: read the manifest; prepare every run and check its options and records on disk before
- * anything runs; run or skip each; for a shard, stop there; compare; write findings.json; print.
+ * Every run of `runs` on `seeds` under `dir/<run>/`, its options and every record already on disk
+ * checked before anything runs; `offset` is where its jobs start in the list a shard splits, and
+ * `all` makes every job this process's (a seed set that is only read, not run).
  */
-export async function findingsCommand(p: FindingsCli): Promise<number> {
-  const file = manifestPath(p.manifest);
-  const manifest = parseFindings(readManifest(file), file);
-  const name = basename(file, '.json');
-  const out = p.out ?? join('runs', 'findings', name);
-  checkOutputPlaces([
-    { flag: p.out ? '--out' : 'output directory (default; change with --out)', path: out, kind: 'dir' },
-  ]);
-  let seeds: number[];
-  try {
-    seeds = p.seeds ?? parseSeeds(manifest.seeds);
-  } catch (e) {
-    throw new LabError('BAD_CLI', `${file}: seeds: ${(e as Error).message}`, {
-      cause: e,
-      details: { file, field: 'seeds' },
-    });
-  }
-  const shard = shardOf(p);
-
-  // Every run's options and every record on disk, checked before anything runs.
-  const runs: PreparedRun[] = [];
-  let offset = 0;
-  for (const [i, run] of manifest.runs.entries()) {
+async function prepareRuns(
+  runs: readonly FindingsRun[],
+  seeds: number[],
+  dir: string,
+  sets: readonly string[],
+  file: string,
+  shard: Shard | null,
+  offset: number,
+): Promise<{ prepared: PreparedRun[]; offset: number }> {
+  const prepared: PreparedRun[] = [];
+  let at = offset;
+  for (const [i, run] of runs.entries()) {
     try {
       const experiment = await loadExperiment(run.experiment);
-      const sets = runSets(run, p.sets);
+      const runSetList = runSets(run, sets);
       const spec = run.sweep ? parseSweep(run.sweep) : null;
       const configs = spec
-        ? sweepConfigs(experiment, sets, spec)
-        : [resolveConfig(experiment, sets) as Record<string, JsonValue>];
+        ? sweepConfigs(experiment, runSetList, spec)
+        : [resolveConfig(experiment, runSetList) as Record<string, JsonValue>];
       const plan: SeedPlan = {
         format: SEED_PLAN_FORMAT,
         experiment: experiment.name,
@@ -115,18 +115,34 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
         configs,
       };
       const total = configs.length * seeds.length;
-      const mine = shardJobs(total, shard, offset);
-      offset += total;
-      const store = openSeedDir(join(out, run.name), plan, mine);
-      runs.push({ name: run.name, experiment, sweepKey: spec?.key ?? null, plan, store, mine });
+      const mine = shardJobs(total, shard, at);
+      at += total;
+      const store = openSeedDir(join(dir, run.name), plan, mine);
+      prepared.push({ name: run.name, experiment, sweepKey: spec?.key ?? null, plan, store, mine });
     } catch (e) {
       throw inRun(e, file, i, run.name);
     }
   }
+  return { prepared, offset: at };
+}
 
+/** What {@link runPrepared} did: each run's record (and its per-seed records), and the counts. */
+interface RanRuns {
+  records: Map<string, { record: MultiSeedRecord | null; path: string; seedRuns: RunRecord[] }>;
+  ran: number;
+  skipped: number;
+}
+
+/** Runs what is missing of `runs` and, unless a shard, writes each run's record into its directory. */
+async function runPrepared(
+  runs: readonly PreparedRun[],
+  p: FindingsCli,
+  shard: Shard | null,
+  label: string,
+): Promise<RanRuns> {
   let ran = 0;
   let skipped = 0;
-  const records = new Map<string, { record: MultiSeedRecord | null; path: string }>();
+  const records: RanRuns['records'] = new Map();
   for (const run of runs) {
     const elapsedMs = startStopwatch();
     const todo = run.mine.filter((i) => !run.store.done[i]).length;
@@ -138,7 +154,7 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
         mine: run.mine,
         shard,
         pool,
-        label: `${name}/${run.name}`,
+        label: `${label}/${run.name}`,
         progress: p.progress,
       });
       ran += result.ran;
@@ -149,7 +165,7 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
         ? await assembleSweep(
             run.experiment,
             { key: run.sweepKey },
-            seeds,
+            run.plan.seeds,
             run.plan.configs,
             result.runs,
             elapsedMs(),
@@ -164,11 +180,65 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
           );
       // writeRecord writes any record into `dir` as record.json (a sweep record too)
       const path = await writeRecord(record as MultiSeedRecord, { dir: run.store.dir });
-      records.set(run.name, { record: run.sweepKey ? null : (record as MultiSeedRecord), path });
+      records.set(run.name, {
+        record: run.sweepKey ? null : (record as MultiSeedRecord),
+        path,
+        seedRuns: result.runs,
+      });
     } finally {
       await pool?.close();
     }
   }
+  return { records, ran, skipped };
+}
+
+/** The seeds of `field` (`A..B` or a comma list, as `--seeds`), or BAD_CLI naming the file and field. */
+function manifestSeeds(text: string, file: string, field: string): number[] {
+  try {
+    return parseSeeds(text);
+  } catch (e) {
+    throw new LabError('BAD_CLI', `${file}: ${field}: ${(e as Error).message}`, {
+      cause: e,
+      details: { file, field },
+    });
+  }
+}
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  try {
+    await writeFileAtomic(path, `${toJson(value)}\n`);
+  } catch (e) {
+    throw new LabError('IO_ERROR', `cannot write ${path}: ${(e as Error).message}`, {
+      cause: e,
+      details: { file: path },
+    });
+  }
+}
+
+/**
+ * `labs findings MANIFEST` for a format-1 manifest: run what is missing; for a shard, stop there;
+ * build each run's record and the manifest's comparisons; write findings.json; print.
+ */
+export async function findingsCommand(p: FindingsCli): Promise<number> {
+  const file = manifestPath(p.manifest);
+  const manifest = parseFindings(readManifest(file), file);
+  if (isFindingsV2(manifest)) return findingsV2Command(p, file, manifest);
+  if (p.phase || p.results) {
+    throw new LabError(
+      'BAD_CLI',
+      `${p.phase ? '--phase' : '--results'}: ${file} is a format-1 manifest (one seed set, no claims); --phase and --results apply to format 2 (labs-findings/2: discovery and confirmation seeds)`,
+      { details: { file, field: p.phase ? '--phase' : '--results' } },
+    );
+  }
+  const name = basename(file, '.json');
+  const out = p.out ?? join('runs', 'findings', name);
+  checkOutputPlaces([
+    { flag: p.out ? '--out' : 'output directory (default; change with --out)', path: out, kind: 'dir' },
+  ]);
+  const seeds = p.seeds ?? manifestSeeds(manifest.seeds, file, 'seeds');
+  const shard = shardOf(p);
+  const { prepared: runs } = await prepareRuns(manifest.runs, seeds, out, p.sets, file, shard, 0);
+  const { records, ran, skipped } = await runPrepared(runs, p, shard, name);
   if (shard) {
     const line = `findings ${name} shard ${shard.index}/${shard.count}: ran ${ran} seed runs, skipped ${skipped} already in ${out}; once every shard has finished, the same command without --shard builds the records and comparisons`;
     output.write(
@@ -206,14 +276,7 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
     comparisons,
   };
   const path = join(out, 'findings.json');
-  try {
-    await writeFileAtomic(path, `${toJson(result)}\n`);
-  } catch (e) {
-    throw new LabError('IO_ERROR', `cannot write ${path}: ${(e as Error).message}`, {
-      cause: e,
-      details: { file: path },
-    });
-  }
+  await writeJson(path, result);
   if (p.json) output.write(`${toJson(result)}\n`);
   else {
     const parts = [
@@ -223,6 +286,97 @@ export async function findingsCommand(p: FindingsCli): Promise<number> {
       `\nfindings: ${path}`,
     ];
     output.write(`${parts.join('\n')}\n`);
+  }
+  return 0;
+}
+
+/** Where `labs findings` writes a format-2 manifest's results: `NAME.results.json` beside it. */
+export function resultsPath(manifestFile: string): string {
+  return manifestFile.replace(/(\.json)?$/, '.results.json');
+}
+
+/**
+ * `labs findings MANIFEST` for a format-2 manifest: the runs on the discovery seeds under
+ * `DIR/discovery/<run>/` and on the confirmation seeds under `DIR/confirmation/<run>/` (or one
+ * set, `--phase`), resumable and shardable as format 1 (one job list over the sets run); then,
+ * unless a shard, every claim on every seed set whose records are all on disk, written to the
+ * results file (`NAME.results.json` beside the manifest, or `--results FILE`) and printed.
+ */
+async function findingsV2Command(p: FindingsCli, file: string, m: FindingsV2): Promise<number> {
+  if (p.seeds || p.sets.length) {
+    throw new LabError(
+      'BAD_CLI',
+      `${p.seeds ? '--seeds' : '--set'}: ${file} is a format-2 manifest: its seeds (discovery, confirmation) and options (runs[].set) are declared in it, so that its results file says what was run; edit or copy the manifest instead`,
+      { details: { file, field: p.seeds ? '--seeds' : '--set' } },
+    );
+  }
+  const name = basename(file, '.json');
+  const out = p.out ?? join('runs', 'findings', name);
+  const results = p.results ?? resultsPath(file);
+  checkOutputPlaces([
+    { flag: p.out ? '--out' : 'output directory (default; change with --out)', path: out, kind: 'dir' },
+    {
+      flag: p.results ? '--results' : 'results file (default; change with --results)',
+      path: results,
+      kind: 'file',
+    },
+  ]);
+  const seeds = {
+    discovery: manifestSeeds(m.discovery, file, 'discovery'),
+    confirmation: manifestSeeds(m.confirmation, file, 'confirmation'),
+  };
+  checkPhaseSeeds(seeds.discovery, seeds.confirmation, file);
+  const shard = shardOf(p);
+  const running = p.phase ? [p.phase] : [...PHASES];
+  // Every seed set is opened (and its records on disk checked) before anything runs; only the
+  // sets run form the job list a shard splits.
+  const prepared = {} as Record<Phase, PreparedRun[]>;
+  let offset = 0;
+  for (const phase of PHASES) {
+    const runsHere = running.includes(phase);
+    const r = await prepareRuns(
+      m.runs,
+      seeds[phase],
+      join(out, phase),
+      [],
+      file,
+      runsHere ? shard : null,
+      offset,
+    );
+    prepared[phase] = r.prepared;
+    if (runsHere) offset = r.offset;
+  }
+  let ran = 0;
+  let skipped = 0;
+  const phaseRuns: PhaseRuns = { discovery: null, confirmation: null };
+  for (const phase of PHASES) {
+    if (running.includes(phase)) {
+      const r = await runPrepared(prepared[phase], p, shard, `${name}/${phase}`);
+      ran += r.ran;
+      skipped += r.skipped;
+      if (!shard) phaseRuns[phase] = new Map([...r.records].map(([k, v]) => [k, v.seedRuns]));
+    } else if (
+      // done is sparse (a hole per missing seed): every() would skip the holes
+      prepared[phase].every((run) => run.store.done.filter(Boolean).length === run.store.tasks.length)
+    ) {
+      phaseRuns[phase] = new Map(prepared[phase].map((run) => [run.name, run.store.done as RunRecord[]]));
+    }
+  }
+  if (shard) {
+    const line = `findings ${name} shard ${shard.index}/${shard.count}: ran ${ran} seed runs, skipped ${skipped} already in ${out}; once every shard has finished, the same command without --shard builds the records and the claims`;
+    output.write(
+      p.json ? `${toJson({ shard: `${shard.index}/${shard.count}`, ran, skipped, out })}\n` : `${line}\n`,
+    );
+    return 0;
+  }
+  const claims = evaluateClaims(m.claims, phaseRuns);
+  const result = findingsResults(m, file, name, seeds, claims, evaluateTables(m.tables, phaseRuns));
+  await writeJson(results, result);
+  if (p.json) output.write(`${toJson(result)}\n`);
+  else {
+    output.write(
+      `${m.title} (discovery ${m.discovery}, confirmation ${m.confirmation}; ran ${ran} seed runs, ${skipped} already on disk)\n\n${formatClaims(claims)}\n\nresults: ${results}\n`,
+    );
   }
   return 0;
 }

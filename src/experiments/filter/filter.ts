@@ -423,7 +423,7 @@ export const filter: Experiment<typeof FILTER_OPTIONS> = {
     'zero-variance groups: keep vs out of the denominator vs dynamic sampling vs KL masking, per update and per generated trajectory; exact vs tolerance rules',
   options: FILTER_OPTIONS,
   // Headline comparisons with --seeds: every arm vs keep, on the measures of the per-seed
-  // `<measure>.<arm>_minus_keep` pairs (what scripts/filter-paired.ts tabulates for the docs).
+  // `<measure>.<arm>_minus_keep` pairs (the claims of docs/findings/filter.json).
   comparisons: () => ({
     baseline: 'keep',
     arms: [...FILTER_ARMS],

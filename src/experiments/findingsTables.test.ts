@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { evaluateTables } from './findingsTables.js';
+import type { RunRecord } from './types.js';
+
+const run = (seed: number, metrics: RunRecord['metrics']): RunRecord => ({
+  experiment: 'toy',
+  seed,
+  version: '0.1.0',
+  config: {},
+  metrics,
+  curves: {},
+  tables: {},
+  timing: { wall_ms: 0 },
+});
+
+const table = {
+  id: 'arms',
+  run: 'r',
+  row_label: 'arm',
+  rows: ['a', 'b'],
+  columns: [{ label: 'success', key: 'eval_success.{row}' }],
+};
+
+describe('findings descriptive tables', () => {
+  it('means per seed set, the row put into the key, non-finite values left out', () => {
+    const discovery = new Map([
+      [
+        'r',
+        [
+          run(1, { 'eval_success.a': 0.5, 'eval_success.b': 1 }),
+          run(2, { 'eval_success.a': 0.7, 'eval_success.b': 'NaN' }),
+        ],
+      ],
+    ]);
+    const [t] = evaluateTables([table], { discovery, confirmation: null });
+    expect(t?.columns).toEqual(['success']);
+    expect(t?.rows.map((r) => r.row)).toEqual(['a', 'b']);
+    expect(t?.rows[0]?.cells[0]?.discovery).toBeCloseTo(0.6, 12);
+    expect(t?.rows[1]?.cells[0]).toEqual({ discovery: 1, confirmation: null });
+  });
+
+  it('names a key that no record has', () => {
+    const discovery = new Map([['r', [run(1, { 'eval_success.a': 0.5 })]]]);
+    expect(() => evaluateTables([table], { discovery, confirmation: null })).toThrow(
+      'table arms: eval_success.b is not a metric of run r',
+    );
+  });
+});
