@@ -2,7 +2,7 @@
  * Paired comparisons of a `labs run --seeds` record with everything docs/findings/corrections-2026-12-03.md
  * quotes beside the interval (issue 31, items 2-3):
  *
- *   npx tsx scripts/confirmStats.ts RECORD [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY]
+ *   npx tsx scripts/confirmStats.ts RECORD [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY [--cut X]]
  *
  * Family: without --family, the record's own comparison plan (the arms, baseline and metrics of its
  * `comparisons`), recomputed from its per-seed runs with the project's `compareSeries` (the same
@@ -18,7 +18,7 @@
  * --covariate KEY (a per-seed metric, e.g. saturation's `all_right_fraction.warmup_end`): per
  * comparison, the least-squares slope of the per-seed difference on the covariate with its t
  * interval (n − 2 df) and Pearson r, and the comparison within the seeds below and at-or-above the
- * covariate's median (mean, t interval, up / down).
+ * covariate's median, or `--cut X` (mean, t interval, up / down).
  * --only REGEX prints only comparisons whose `arm/metric` matches (the family, and Holm, stay whole).
  */
 import { readFileSync } from 'node:fs';
@@ -45,7 +45,36 @@ const opt = (name: string): string | undefined => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const record = JSON.parse(readFileSync(path, 'utf8')) as SeedsRecord;
+/**
+ * A `--seeds` record, or one or more seed-rows files of scripts/saturation-results.ts (comma-separated
+ * paths, e.g. docs/experiments/saturation-seeds.json), read as runs whose metrics are
+ * `<measure>.<arm>` and `<name>.warmup_end`, so seed sets can be pooled for the covariate.
+ */
+function load(paths: string): SeedsRecord {
+  const parts = paths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
+  const first = parts[0];
+  if (parts.length === 1 && Array.isArray(first.runs)) return first as SeedsRecord;
+  const runs: RunRecord[] = [];
+  for (const raw of parts) {
+    if (Array.isArray(raw.runs)) {
+      runs.push(...(raw.runs as RunRecord[]));
+      continue;
+    }
+    for (const row of raw.seeds as {
+      seed: number;
+      saturation: Record<string, number>;
+      arms: Record<string, JsonValue>[];
+    }[]) {
+      const metrics: Record<string, JsonValue> = {};
+      for (const [k, v] of Object.entries(row.saturation)) metrics[`${k}.warmup_end`] = v;
+      for (const arm of row.arms)
+        for (const [k, v] of Object.entries(arm)) if (typeof v === 'number') metrics[`${k}.${arm.arm}`] = v;
+      runs.push({ seed: row.seed, metrics } as unknown as RunRecord);
+    }
+  }
+  return { experiment: String(first.experiment ?? 'saturation'), seeds: runs.map((r) => r.seed), runs };
+}
+const record = load(path);
 if (!Array.isArray(record.runs) || record.runs.length === 0) {
   process.stderr.write(`${path}: not a --seeds record (no runs)\n`);
   process.exit(1);
@@ -173,7 +202,7 @@ for (const c of comparisons) {
     const se = Math.sqrt(resid / (n - 2) / sxx);
     const half = tQuantile975(n - 2) * se;
     const r = sxy / Math.sqrt(sxx * syy);
-    const cut = median(xy.map((p) => p.x));
+    const cut = opt('--cut') !== undefined ? Number(opt('--cut')) : median(xy.map((p) => p.x));
     const strata = [
       { label: `${covariateKey} < ${g(cut)}`, ds: xy.filter((p) => p.x < cut).map((p) => p.d) },
       { label: `${covariateKey} >= ${g(cut)}`, ds: xy.filter((p) => p.x >= cut).map((p) => p.d) },
