@@ -3,6 +3,7 @@
 # each docs statement about a tabular run re-measured on the fresh seed set 1001..1060, with the
 # options its docs page used for the discovery run. One run at a time, one job (--jobs 1).
 #   bash scripts/confirm-2026-12-03.sh OUT_DIR [name ...]    # default: every run, in this order
+#   SEEDS=1..30 bash scripts/confirm-2026-12-03.sh OUT_DIR/discovery mask_table   # neural.md's table seeds
 # Writes OUT_DIR/<name>/record.json (+ seeds/*.json per seed) and OUT_DIR/<name>.txt (the summary);
 # skips a run whose record.json exists. Every record is deterministic per seed: rerunning reproduces it.
 set -euo pipefail
@@ -29,7 +30,9 @@ args() {
     # docs/experiments/saturation.md: `--seeds 1..30` (defaults)
     saturation) a=(-e saturation) ;;
     # docs/experiments/explore.md: tabular, the full 4 x 4 lever grid (the defaults), levers section
-    # only (the curriculum and task-class sections are not re-measured here)
+    # only (the curriculum and task-class sections are not re-measured here). ~25 s per seed on the
+    # shared machine, so 1001..1030 were used: SEEDS=1001..1030 bash ... explore_levers (the per-seed
+    # records under seeds/ are what scripts/exploreFindings.ts reads)
     explore_levers) a=(-e explore --set policy=table --set 'sections=["levers"]'
       --set 'temperatures=[0.7,1,1.5,2]' --set 'entropy_coefs=[0,0.001,0.01,0.05]') ;;
     # docs/experiments/clip.md, reference arm (kl_loss_coefs 0.1, 0.3 vs 0; 150 updates). The clip
@@ -43,6 +46,9 @@ args() {
     # docs/experiments/filter.md: scripts/filter-seeds.sh agent_binary and token_binary
     filter_agent_binary) a=(-e filter --set env=agent) ;;
     filter_token_binary) a=(-e filter --set env=token) ;;
+    # docs/experiments/neural.md's tabular column (seeds 1..30 there; run with SEEDS=1..30): the
+    # per-seed shape of the observation-token rise under a flipped mask, beside the neural one
+    mask_table) a=(-e mask --set policy=table) ;;
     *) echo "unknown run $1" >&2; exit 2 ;;
   esac
 }

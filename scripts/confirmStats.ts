@@ -21,7 +21,8 @@
  * covariate's median, or `--cut X` (mean, t interval, up / down).
  * --only REGEX prints only comparisons whose `arm/metric` matches (the family, and Holm, stay whole).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { summarize, tQuantile975 } from '../src/core/stats.js';
 import { compareSeries, type PairedSeries } from '../src/experiments/seedStatistics.js';
 import type { Comparison, JsonValue, RunRecord } from '../src/experiments/types.js';
@@ -46,11 +47,19 @@ const opt = (name: string): string | undefined => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 /**
- * A `--seeds` record, or one or more seed-rows files of scripts/saturation-results.ts (comma-separated
+ * A `--seeds` record, a directory of single-seed records, or one or more seed-rows files of scripts/saturation-results.ts (comma-separated
  * paths, e.g. docs/experiments/saturation-seeds.json), read as runs whose metrics are
  * `<measure>.<arm>` and `<name>.warmup_end`, so seed sets can be pooled for the covariate.
  */
 function load(paths: string): SeedsRecord {
+  if (statSync(paths).isDirectory()) {
+    // a directory of single-seed records (a --seeds run's seeds/, or scripts/exploreSeeds.sh's output)
+    const runs = readdirSync(paths)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => JSON.parse(readFileSync(join(paths, f), 'utf8')) as RunRecord)
+      .sort((a, b) => a.seed - b.seed);
+    return { experiment: String(runs[0]?.experiment), seeds: runs.map((r) => r.seed), runs };
+  }
   const parts = paths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
   const first = parts[0];
   if (parts.length === 1 && Array.isArray(first.runs)) return first as SeedsRecord;
