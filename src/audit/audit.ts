@@ -269,6 +269,10 @@ function halves(agg: AuditAggregate): Record<string, number> {
   };
 }
 
+/**
+ * The record of an audit: the pieces below, each built by its own function, assembled in the order
+ * `--json` prints them.
+ */
 function buildRecord(
   path: string,
   opts: AuditOptions,
@@ -279,6 +283,41 @@ function buildRecord(
   lengths: LengthByCorrectness[],
   wallMs: number,
 ): RunRecord {
+  const steps = stepRows(agg);
+  return {
+    experiment: 'audit',
+    seed: 0,
+    version: VERSION,
+    config: auditConfig(path, opts, loaded, agg),
+    metrics: auditMetrics(opts, loaded, agg),
+    curves: auditCurves(agg, steps),
+    tables: {
+      per_task: perTaskRows(agg, taskText),
+      steps,
+      group_sizes: [...agg.groupSizes.entries()].map(([size, groups]) => ({ size, groups })),
+      reward_distribution: rewardDist,
+      length_by_correctness: lengthRows(lengths, loaded.lengthUnit),
+      bad_rows: loaded.badExamples.map((b) => ({
+        file: b.file,
+        line: b.line ?? null,
+        row: b.row ?? null,
+        problem: b.problem,
+      })),
+    },
+    notes: auditNotes(loaded, agg),
+    plots: {
+      zero_variance: { title: 'Zero-variance groups per step', y: 'fraction of groups', x: 'step' },
+      reward: { title: 'Reward per step', y: 'reward / fraction correct', x: 'step' },
+      ...(agg.tokens
+        ? { tokens: { title: 'token-mean denominator per step', y: 'action tokens', x: 'step' } }
+        : {}),
+    },
+    timing: { wall_ms: wallMs },
+  };
+}
+
+/** The notes: skipped bad rows (with the first ones located) and groups that mix tasks. */
+function auditNotes(loaded: LoadedDump, agg: AuditAggregate): string[] {
   const notes: string[] = [];
   if (loaded.badRows > 0) {
     notes.push(`skipped ${loaded.badRows} bad row(s) of ${loaded.rowsRead} (--skip-bad-rows); first ones:`);
@@ -289,6 +328,18 @@ function buildRecord(
       `${agg.mixedTaskGroups} group(s) hold more than one task: their group label is shared by different tasks, so their advantages compare tasks of different difficulty`,
     );
   }
+  return notes;
+}
+
+/**
+ * The whole-dump metrics: counts, group kinds, tasks by solve status, first/second-half fractions,
+ * then truncation, token denominators and the advantage check when the dump has their columns.
+ */
+function auditMetrics(
+  opts: AuditOptions,
+  loaded: LoadedDump,
+  agg: AuditAggregate,
+): Record<string, JsonValue> {
   const metrics: Record<string, JsonValue> = {
     rows: agg.rows,
     rows_read: loaded.rowsRead,
@@ -332,8 +383,12 @@ function buildRecord(
     metrics.logged_advantage_max_abs_diff = c.maxAbsDiff;
     metrics.logged_advantages_in_singleton_groups = c.skippedSingletonRows;
   }
+  return metrics;
+}
 
-  const perTask = agg.tasks
+/** One row per task, most wasted samples first (then by task text). */
+function perTaskRows(agg: AuditAggregate, taskText: Map<number, string>): Record<string, JsonValue>[] {
+  return agg.tasks
     .map((t) => {
       const zv = zeroVariance(t);
       return {
@@ -355,8 +410,11 @@ function buildRecord(
       };
     })
     .sort((a, b) => b.wasted_samples - a.wasted_samples || (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
+}
 
-  const steps = agg.steps.map((s) => {
+/** One row per step: group kinds and their fractions, reward, truncation and token denominators. */
+function stepRows(agg: AuditAggregate): Record<string, JsonValue>[] {
+  return agg.steps.map((s) => {
     const zv = zeroVariance(s);
     const row: Record<string, JsonValue> = {
       step: s.step,
@@ -384,7 +442,10 @@ function buildRecord(
     }
     return row;
   });
+}
 
+/** The per-step curves, read from the step rows (x: the step). */
+function auditCurves(agg: AuditAggregate, steps: Record<string, JsonValue>[]): Record<string, number[]> {
   const curves: Record<string, number[]> = {
     update: agg.steps.map((s) => s.step),
     'zero_variance.all_wrong': steps.map((s) => s.all_wrong_fraction as number),
@@ -394,62 +455,48 @@ function buildRecord(
     'reward.correct_fraction': steps.map((s) => s.correct_fraction as number),
   };
   if (agg.tokens) curves['tokens.token-mean denominator'] = agg.steps.map((s) => s.tokens.action);
+  return curves;
+}
 
-  const lengthRows = lengths.map((r) => ({
+/** The response length summary of correct and incorrect samples, in `unit`. */
+function lengthRows(
+  lengths: LengthByCorrectness[],
+  unit: LoadedDump['lengthUnit'],
+): Record<string, JsonValue>[] {
+  return lengths.map((r) => ({
     correct: r.correct,
     samples: r.samples,
     mean_length: r.mean,
     median_length: r.median,
     p90_length: r.p90,
-    unit: loaded.lengthUnit,
+    unit,
   }));
+}
 
+/** The config: what was read (path, preset, columns, format) and with which settings. */
+function auditConfig(
+  path: string,
+  opts: AuditOptions,
+  loaded: LoadedDump,
+  agg: AuditAggregate,
+): Record<string, JsonValue> {
   return {
-    experiment: 'audit',
-    seed: 0,
-    version: VERSION,
-    config: {
-      path,
-      preset: opts.preset,
-      columns: loaded.columns as Record<string, JsonValue>,
-      reward_columns: loaded.rewardColumns,
-      skip_bad_rows: opts.skipBadRows,
-      grouping:
-        loaded.grouping.kind === 'label'
-          ? 'by (step, group label)'
-          : `contiguous blocks of ${loaded.grouping.size} rows per file (${loaded.grouping.inferred ? 'inferred from the runs of equal prompts' : 'given with --group-size'})`,
-      group_size: loaded.grouping.kind === 'contiguous' ? loaded.grouping.size : null,
-      reward_weights: opts.rewardWeights,
-      scale_rewards: agg.advantageCheck ? opts.scaleRewards : null,
-      zero_std_tol: opts.zeroStdTol,
-      rank_columns: opts.rankColumns,
-      pass_value: opts.passValue,
-      fail_value: opts.failValue,
-      format: loaded.format,
-    },
-    metrics,
-    curves,
-    tables: {
-      per_task: perTask,
-      steps,
-      group_sizes: [...agg.groupSizes.entries()].map(([size, groups]) => ({ size, groups })),
-      reward_distribution: rewardDist,
-      length_by_correctness: lengthRows,
-      bad_rows: loaded.badExamples.map((b) => ({
-        file: b.file,
-        line: b.line ?? null,
-        row: b.row ?? null,
-        problem: b.problem,
-      })),
-    },
-    notes,
-    plots: {
-      zero_variance: { title: 'Zero-variance groups per step', y: 'fraction of groups', x: 'step' },
-      reward: { title: 'Reward per step', y: 'reward / fraction correct', x: 'step' },
-      ...(agg.tokens
-        ? { tokens: { title: 'token-mean denominator per step', y: 'action tokens', x: 'step' } }
-        : {}),
-    },
-    timing: { wall_ms: wallMs },
+    path,
+    preset: opts.preset,
+    columns: loaded.columns as Record<string, JsonValue>,
+    reward_columns: loaded.rewardColumns,
+    skip_bad_rows: opts.skipBadRows,
+    grouping:
+      loaded.grouping.kind === 'label'
+        ? 'by (step, group label)'
+        : `contiguous blocks of ${loaded.grouping.size} rows per file (${loaded.grouping.inferred ? 'inferred from the runs of equal prompts' : 'given with --group-size'})`,
+    group_size: loaded.grouping.kind === 'contiguous' ? loaded.grouping.size : null,
+    reward_weights: opts.rewardWeights,
+    scale_rewards: agg.advantageCheck ? opts.scaleRewards : null,
+    zero_std_tol: opts.zeroStdTol,
+    rank_columns: opts.rankColumns,
+    pass_value: opts.passValue,
+    fail_value: opts.failValue,
+    format: loaded.format,
   };
 }

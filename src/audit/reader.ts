@@ -499,7 +499,12 @@ function describeBad(b: BadRow): string {
  */
 const REWARD_SUM_SCALE = 'pow(2.0, -600)';
 
-/** Loads and validates a dump into `audit_rows`. */
+/**
+ * Loads and validates a dump: the views and tables `audit_parts` (per group part sums), `audit_good`
+ * (its good parts) and `audit_hist` (the good rows' (reward, length) histogram) that the statistics
+ * read. Phases: the source plan (`planSource`), the typed rows view (`sourceViewSql`), the one read of
+ * the files (`partsQueries`), which columns the dump has (`checkColumnsPresent`), then the bad rows.
+ */
 export async function loadDump(
   db: DuckSession,
   dump: DumpFiles,
@@ -507,6 +512,99 @@ export async function loadDump(
   mapping: { columns: Partial<Record<AuditColumn, string>>; rewardRule: AuditPreset['reward'] },
   options: LoadOptions,
 ): Promise<LoadedDump> {
+  const plan = await planSource(db, dump, preset, mapping, options);
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
+  const status = statusSql(plan);
+  const mapped = Object.keys(status) as AuditColumn[];
+  const bit = (c: AuditColumn) => 2 ** mapped.indexOf(c);
+  // A view, defined again when the plan switches to the line-by-line reader.
+  const defineSource = () => db.exec(sourceViewSql(plan, status, bit));
+  await defineSource();
+  // Groups: (step, label), or contiguous blocks of a file (the size found by a first pass).
+  const grouping = await resolveGrouping(db, plan, options.grouping);
+  const parts = partsQueries(plan, grouping, options);
+  try {
+    await db.exec(parts.table);
+  } catch (e) {
+    // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
+    // the line-by-line reader, which turns such lines into counted bad rows. A file that starts with
+    // a byte order mark (which read_json refuses) is read line by line too, with the mark skipped.
+    if (jsonErrorFile(e) === null || (!options.skipBadRows && !isBomError(e))) {
+      throw await jsonReadError(db, plan, e);
+    }
+    plan.rawLines = true;
+    plan.bytes = isUtf8Error(e);
+    try {
+      await withBytesFallback(plan, async () => {
+        await defineSource();
+        await db.exec(parts.table);
+      });
+    } catch (e2) {
+      throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
+    }
+  }
+  await db.exec(parts.view);
+  const rowsRead = await checkColumnsPresent(db, plan, preset, mapped, bit);
+  const presentMask = mapped
+    .filter((c) => plan.columns[c] !== undefined || c === 'reward')
+    .reduce((m, c) => m + bit(c), 0);
+  const badExpr = `(s_json OR (missing_bits | invalid_bits) & ${presentMask} <> 0)`;
+  const badRows = Number(
+    (await db.all(`SELECT coalesce(sum(n) FILTER (WHERE ${badExpr}), 0) AS bad FROM audit_parts`))[0]?.bad ??
+      0,
+  );
+  const badExamples = badRows > 0 ? await locateBadRows(db, plan, 5) : [];
+  if (badRows > 0 && !options.skipBadRows) {
+    const first = badExamples[0];
+    const where = first ? describeBad(first) : (dump.files[0] as string);
+    // An unreadable line is a parse error, as when the fast JSON reader meets it (jsonReadError).
+    throw new LabError(
+      first?.unreadable ? 'PARSE_ERROR' : 'BAD_VALUE',
+      `${where}: ${first?.problem ?? 'malformed row'}${badRows > 1 ? ` (${badRows} bad rows in all)` : ''}; use --skip-bad-rows to skip and count them`,
+      { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
+    );
+  }
+  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_good AS SELECT * FROM audit_parts WHERE NOT ${badExpr}`);
+  // The (reward, length) histogram of the good rows: from the grouping set, or from the lists.
+  await db.exec(
+    parts.lists
+      ? `CREATE OR REPLACE TEMP TABLE audit_hist AS SELECT reward, length, count(*) AS n FROM (
+           SELECT unnest(rws) AS reward, unnest(lens) AS length FROM audit_good) GROUP BY reward, length`
+      : `CREATE OR REPLACE TEMP VIEW audit_hist AS SELECT h_reward AS reward, h_length AS length, n
+           FROM audit_all WHERE hist AND NOT ${badExpr}`,
+  );
+  const tokensKnown = (has('action_tokens') || has('mask')) && (has('env_tokens') || has('mask'));
+  const kept = [{ n: rowsRead - badRows }];
+  const present: AuditColumn[] = (Object.keys(plan.columns) as AuditColumn[]).filter((c) => c !== 'reward');
+  present.push('reward');
+  return {
+    files: dump.files,
+    format: dump.format,
+    columns: plan.columns,
+    present,
+    rewardColumns: plan.rewardRule === 'column' ? [plan.columns.reward as string] : plan.rewardColumns,
+    rowsRead,
+    rowsKept: Number(kept[0]?.n ?? 0),
+    badRows,
+    badExamples,
+    lengthUnit: tokensKnown ? 'tokens' : has('response') ? 'characters' : null,
+    grouping,
+    onePartPerGroup: plan.columns.group === plan.columns.task,
+    rewardLists: parts.lists,
+  };
+}
+
+/**
+ * The source plan of a load: the mapped columns (for Parquet, those its schema has; the TRL reward
+ * columns), and the reward weights checked against the reward columns.
+ */
+async function planSource(
+  db: DuckSession,
+  dump: DumpFiles,
+  preset: AuditPreset,
+  mapping: { columns: Partial<Record<AuditColumn, string>>; rewardRule: AuditPreset['reward'] },
+  options: LoadOptions,
+): Promise<SourcePlan> {
   const plan: SourcePlan = {
     files: dump.files,
     format: dump.format,
@@ -536,13 +634,21 @@ export async function loadDump(
     }
     if (plan.rewardRule === 'column') plan.rewardWeights = null;
   }
+  return plan;
+}
 
+/**
+ * The typed rows, as a view over the files (`audit_src`): a status per mapped column, the derived
+ * numbers (no raw text: the response as its length, the mask as its sums). `bit(c)` is the status
+ * bit of column `c`.
+ */
+function sourceViewSql(
+  plan: SourcePlan,
+  status: Partial<Record<AuditColumn, ColumnStatus>>,
+  bit: (c: AuditColumn) => number,
+): string {
   const has = (c: AuditColumn) => plan.columns[c] !== undefined;
-  // The typed rows, as a view over the files: a status per mapped column, the derived numbers
-  // (no raw text: the response as its length, the mask as its sums).
-  const status = statusSql(plan);
   const mapped = Object.keys(status) as AuditColumn[];
-  const bit = (c: AuditColumn) => 2 ** mapped.indexOf(c);
   // The status bits as arithmetic on booleans (a row is missing a column, or has it invalid), not
   // a CASE per column: this runs on every row. An invalid test that is NULL counts as valid (as a
   // CASE would take it).
@@ -566,8 +672,7 @@ export async function loadDump(
     : has('env_tokens')
       ? count('env_d')
       : 'NULL::BIGINT';
-  const defineSource = () =>
-    db.exec(`CREATE OR REPLACE TEMP VIEW audit_src AS
+  return `CREATE OR REPLACE TEMP VIEW audit_src AS
       SELECT __file, __pos, missing_bits, invalid_bits, s_json, step, grp, task, reward, action, env,
         ${tokens ? 'CASE WHEN action IS NOT NULL AND env IS NOT NULL THEN CAST(action + env AS DOUBLE) ELSE CAST(resp_len AS DOUBLE) END' : 'CAST(resp_len AS DOUBLE)'} AS length,
         truncated, advantage, quality, independent
@@ -578,10 +683,19 @@ export async function loadDump(
           CASE WHEN ${exactInteger('step_d')} THEN CAST(step_d AS BIGINT) END AS step,
           grp, task, reward, resp_len, ${action} AS action, ${env} AS env,
           truncated, advantage, quality, independent
-        FROM (${typedInnerSql(plan, sourceSql(plan, dump.files, false))}))`);
-  await defineSource();
-  // Groups: (step, label), or contiguous blocks of a file (the size found by a first pass).
-  const grouping = await resolveGrouping(db, plan, options.grouping);
+        FROM (${typedInnerSql(plan, sourceSql(plan, plan.files, false))}))`;
+}
+
+/**
+ * The one read of the files: `table` creates `audit_all` (the parts, and the histogram unless lists
+ * are kept), `view` defines `audit_parts` over it; `lists`: the parts keep per-group lists of values.
+ */
+function partsQueries(
+  plan: SourcePlan,
+  grouping: GroupingUsed,
+  options: LoadOptions,
+): { table: string; view: string; lists: boolean } {
+  const has = (c: AuditColumn) => plan.columns[c] !== undefined;
   const keys =
     grouping.kind === 'label'
       ? ['step', 'grp']
@@ -648,35 +762,29 @@ export async function loadDump(
   if (options.rankColumns) sums(['qs', 'inds'], ['list(quality)', 'list(independent)']);
   const statusKeys = 'missing_bits, invalid_bits, s_json';
   const partKeys = `k0, k1, ${taskIsLabel ? '' : 'task, '}${statusKeys}`;
-  const partsSql = `CREATE OR REPLACE TEMP TABLE audit_all AS
+  const table = `CREATE OR REPLACE TEMP TABLE audit_all AS
     SELECT ${lists ? '' : 'GROUPING(k0) = 1 AS hist, reward AS h_reward, length AS h_length, '}${partKeys},
       ${stored.join(',\n      ')}
     FROM (SELECT ${keys[0]} AS k0, ${keys[1]} AS k1, * FROM audit_src)
     GROUP BY ${lists ? partKeys : `GROUPING SETS ((${partKeys}), (${statusKeys}, reward, length))`}`;
-  try {
-    await db.exec(partsSql);
-  } catch (e) {
-    // A line DuckDB's JSON reader refuses: an error at its physical line, or, with --skip-bad-rows,
-    // the line-by-line reader, which turns such lines into counted bad rows. A file that starts with
-    // a byte order mark (which read_json refuses) is read line by line too, with the mark skipped.
-    if (jsonErrorFile(e) === null || (!options.skipBadRows && !isBomError(e))) {
-      throw await jsonReadError(db, plan, e);
-    }
-    plan.rawLines = true;
-    plan.bytes = isUtf8Error(e);
-    try {
-      await withBytesFallback(plan, async () => {
-        await defineSource();
-        await db.exec(partsSql);
-      });
-    } catch (e2) {
-      throw duckError(e2, 'reading the dump', 'PARSE_ERROR');
-    }
-  }
-  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_parts AS
+  const view = `CREATE OR REPLACE TEMP VIEW audit_parts AS
     SELECT k0, k1, ${taskIsLabel ? 'k1' : 'task'} AS task, ${statusKeys}, ${viewed.join(', ')}
-    FROM audit_all ${lists ? '' : 'WHERE NOT hist'}`);
-  // Which mapped columns the dump has (a JSONL key that never appears reads as all NULL).
+    FROM audit_all ${lists ? '' : 'WHERE NOT hist'}`;
+  return { table, view, lists };
+}
+
+/**
+ * Which mapped columns the dump has (a JSONL key that never appears reads as all NULL): a required
+ * column (or a ranker column) missing in every row is an error, an optional one is unmapped from the
+ * plan. Returns the rows read (none is an error).
+ */
+async function checkColumnsPresent(
+  db: DuckSession,
+  plan: SourcePlan,
+  preset: AuditPreset,
+  mapped: readonly AuditColumn[],
+  bit: (c: AuditColumn) => number,
+): Promise<number> {
   const counts =
     (
       await db.all(
@@ -685,8 +793,8 @@ export async function loadDump(
     )[0] ?? {};
   const rowsRead = Number(counts.n ?? 0);
   if (rowsRead === 0) {
-    throw new LabError('BAD_VALUE', `${dump.files[0]}: the dump has no rows`, {
-      details: { file: dump.files[0] },
+    throw new LabError('BAD_VALUE', `${plan.files[0]}: the dump has no rows`, {
+      details: { file: plan.files[0] },
     });
   }
   for (const c of preset.required) {
@@ -694,8 +802,8 @@ export async function loadDump(
     if (src !== undefined && Number(counts[RAW[c]] ?? 0) === 0) {
       throw new LabError(
         'MISSING_COLUMN',
-        `${dump.files[0]}: column '${src}' (${c}) is missing in every row of ${dump.files.length} file(s); map it with --col-${c.replace(/_/g, '-')} SOURCE`,
-        { details: { file: dump.files[0], field: src } },
+        `${plan.files[0]}: column '${src}' (${c}) is missing in every row of ${plan.files.length} file(s); map it with --col-${c.replace(/_/g, '-')} SOURCE`,
+        { details: { file: plan.files[0], field: src } },
       );
     }
   }
@@ -704,8 +812,8 @@ export async function loadDump(
     if (src !== undefined && Number(counts[RAW[c]] ?? 0) === 0) {
       throw new LabError(
         'MISSING_COLUMN',
-        `${dump.files[0]}: column '${src}' (--${c}) is missing in every row of ${dump.files.length} file(s)`,
-        { details: { file: dump.files[0], field: src } },
+        `${plan.files[0]}: column '${src}' (--${c}) is missing in every row of ${plan.files.length} file(s)`,
+        { details: { file: plan.files[0], field: src } },
       );
     }
   }
@@ -714,53 +822,7 @@ export async function loadDump(
   for (const c of mapped) {
     if (!isRequired(c) && Number(counts[RAW[c]] ?? 0) === 0) delete plan.columns[c];
   }
-  const presentMask = mapped
-    .filter((c) => plan.columns[c] !== undefined || c === 'reward')
-    .reduce((m, c) => m + bit(c), 0);
-  const badExpr = `(s_json OR (missing_bits | invalid_bits) & ${presentMask} <> 0)`;
-  const badRows = Number(
-    (await db.all(`SELECT coalesce(sum(n) FILTER (WHERE ${badExpr}), 0) AS bad FROM audit_parts`))[0]?.bad ??
-      0,
-  );
-  const badExamples = badRows > 0 ? await locateBadRows(db, plan, 5) : [];
-  if (badRows > 0 && !options.skipBadRows) {
-    const first = badExamples[0];
-    const where = first ? describeBad(first) : (dump.files[0] as string);
-    // An unreadable line is a parse error, as when the fast JSON reader meets it (jsonReadError).
-    throw new LabError(
-      first?.unreadable ? 'PARSE_ERROR' : 'BAD_VALUE',
-      `${where}: ${first?.problem ?? 'malformed row'}${badRows > 1 ? ` (${badRows} bad rows in all)` : ''}; use --skip-bad-rows to skip and count them`,
-      { details: { file: first?.file, line: first?.line, row: first?.row, badRows } },
-    );
-  }
-  await db.exec(`CREATE OR REPLACE TEMP VIEW audit_good AS SELECT * FROM audit_parts WHERE NOT ${badExpr}`);
-  // The (reward, length) histogram of the good rows: from the grouping set, or from the lists.
-  await db.exec(
-    lists
-      ? `CREATE OR REPLACE TEMP TABLE audit_hist AS SELECT reward, length, count(*) AS n FROM (
-           SELECT unnest(rws) AS reward, unnest(lens) AS length FROM audit_good) GROUP BY reward, length`
-      : `CREATE OR REPLACE TEMP VIEW audit_hist AS SELECT h_reward AS reward, h_length AS length, n
-           FROM audit_all WHERE hist AND NOT ${badExpr}`,
-  );
-  const tokensKnown = (has('action_tokens') || has('mask')) && (has('env_tokens') || has('mask'));
-  const kept = [{ n: rowsRead - badRows }];
-  const present: AuditColumn[] = (Object.keys(plan.columns) as AuditColumn[]).filter((c) => c !== 'reward');
-  present.push('reward');
-  return {
-    files: dump.files,
-    format: dump.format,
-    columns: plan.columns,
-    present,
-    rewardColumns: plan.rewardRule === 'column' ? [plan.columns.reward as string] : plan.rewardColumns,
-    rowsRead,
-    rowsKept: Number(kept[0]?.n ?? 0),
-    badRows,
-    badExamples,
-    lengthUnit: tokensKnown ? 'tokens' : has('response') ? 'characters' : null,
-    grouping,
-    onePartPerGroup: plan.columns.group === plan.columns.task,
-    rewardLists: lists,
-  };
+  return rowsRead;
 }
 
 function gcd(a: number, b: number): number {
