@@ -297,6 +297,14 @@ export function offPolicyGradient(
 /**
  * Runs the simulation with learning and returns the schedule, the final policy and every measurement.
  * `onUpdate(u, total)` is called after each trainer step is computed (progress reporting).
+ *
+ * Why one long function: it is the two hooks handed to {@link simulateRollout}, and they share the
+ * learner's state. `generate` reads the policy versions that `train` stores and leaves each group's
+ * episodes and token counts for `train` to consume and free; `train` steps the logits in place and
+ * fills the per-update series and the per-action and length lists the result returns. As closures
+ * over this scope the hooks see that state directly; as module functions they would take it as
+ * arguments (the `train` hook alone uses thirteen of this scope's variables) or as a state object
+ * standing for this scope.
  */
 export function runAsyncLearner(
   options: AsyncLearnerOptions,

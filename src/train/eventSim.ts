@@ -211,6 +211,14 @@ function checkOptions(o: Required<EventSimOptions>): void {
 /**
  * Runs the simulation to the end of step `updates` and returns the full schedule. Deterministic:
  * the only inputs are the options and what the hooks return.
+ *
+ * Why one long function: it is a discrete-event loop whose handlers (`startTrainerIfPossible`,
+ * `admits`, `startWorkersIfPossible` and the event cases of the loop) read and write the same
+ * simulation state: the clock, the event list, the queue, the trainer and published versions, the
+ * step and rejection counters, the busy workers and the drops pending for the next step. Split into
+ * module functions they would pass over a dozen mutable variables back and forth (or a state object
+ * standing for all of them); as closures over one scope each handler reads as the rule it applies.
+ * The summary after the run, which needs none of that state, is `summarizeSchedule`.
  */
 export function simulateRollout(options: EventSimOptions, hooks: SimHooks): SimResult {
   const o: Required<EventSimOptions> = { ...EVENT_SIM_DEFAULTS, ...options };
@@ -374,7 +382,21 @@ export function simulateRollout(options: EventSimOptions, hooks: SimHooks): SimR
     if (stepsDone < o.updates) dispatch();
   }
 
-  const endTime = now;
+  return summarizeSchedule(o, now, groups, updates, maxQueue, publishTimes);
+}
+
+/**
+ * The result of a finished run ending at `endTime`: worker time spent (within the run) and wasted
+ * (on dropped groups), idle fractions of the trainer and workers, and the consumed/dropped counts.
+ */
+function summarizeSchedule(
+  o: Required<EventSimOptions>,
+  endTime: number,
+  groups: GroupRecord[],
+  updates: UpdateRecord[],
+  maxQueue: number,
+  publishTimes: number[],
+): SimResult {
   let workerBusy = 0;
   let workerWasted = 0;
   let consumed = 0;
