@@ -83,7 +83,7 @@ function load(paths: string): SeedsRecord {
     experiment: first.experiment,
     seeds: runs.map((r) => r.seed),
     runs,
-    comparisons: first.comparisons,
+    ...(first.comparisons ? { comparisons: first.comparisons } : {}),
   };
 }
 const record = load(path);
