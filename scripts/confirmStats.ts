@@ -2,7 +2,7 @@
  * Paired comparisons of a `labs run --seeds` record with everything docs/findings/corrections-2026-12-03.md
  * quotes beside the interval (issue 31, items 2-3):
  *
- *   npx tsx scripts/confirmStats.ts RECORD [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY [--cut X]]
+ *   npx tsx scripts/confirmStats.ts RECORD[,RECORD...] [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY [--cut X]]
  *
  * Family: without --family, the record's own comparison plan (the arms, baseline and metrics of its
  * `comparisons`), recomputed from its per-seed runs with the project's `compareSeries` (the same
@@ -36,10 +36,16 @@ interface SeedsRecord {
 
 const args = process.argv.slice(2);
 const path = args[0];
+const USAGE =
+  'usage: npx tsx scripts/confirmStats.ts RECORD[,RECORD...] [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY [--cut X]]\n' +
+  '  RECORD: a --seeds record (labs run --seeds ... --out DIR: DIR/record.json; labs findings NAME:\n' +
+  '  runs/findings/NAME/<phase>/<run>/record.json) or a directory of single-seed records; several are pooled\n';
+if (path === '--help' || path === '-h') {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 if (!path || path.startsWith('--')) {
-  process.stderr.write(
-    'usage: npx tsx scripts/confirmStats.ts RECORD [--family ARMS:BASELINE:METRICS] [--only REGEX] [--covariate KEY]\n',
-  );
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 const opt = (name: string): string | undefined => {
@@ -47,41 +53,38 @@ const opt = (name: string): string | undefined => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 /**
- * A `--seeds` record, a directory of single-seed records, or one or more seed-rows files of scripts/saturation-results.ts (comma-separated
- * paths, e.g. docs/experiments/saturation-seeds.json), read as runs whose metrics are
- * `<measure>.<arm>` and `<name>.warmup_end`, so seed sets can be pooled for the covariate.
+ * One or more comma-separated sources, pooled seed by seed (e.g. a findings manifest's discovery and
+ * confirmation records, for the covariate over both sets): each a `--seeds` record (`record.json` of
+ * `labs run --seeds ... --out DIR`, or `runs/findings/NAME/<phase>/<run>/record.json` of
+ * `labs findings NAME`) or a directory of single-seed records (a `--seeds` run's `seeds/`, or
+ * scripts/exploreSeeds.sh's output).
  */
 function load(paths: string): SeedsRecord {
-  if (statSync(paths).isDirectory()) {
-    // a directory of single-seed records (a --seeds run's seeds/, or scripts/exploreSeeds.sh's output)
-    const runs = readdirSync(paths)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => JSON.parse(readFileSync(join(paths, f), 'utf8')) as RunRecord)
-      .sort((a, b) => a.seed - b.seed);
-    return { experiment: String(runs[0]?.experiment), seeds: runs.map((r) => r.seed), runs };
-  }
-  const parts = paths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
-  const first = parts[0];
-  if (parts.length === 1 && Array.isArray(first.runs)) return first as SeedsRecord;
-  const runs: RunRecord[] = [];
-  for (const raw of parts) {
-    if (Array.isArray(raw.runs)) {
-      runs.push(...(raw.runs as RunRecord[]));
-      continue;
+  const parts: SeedsRecord[] = paths.split(',').map((p) => {
+    if (statSync(p).isDirectory()) {
+      const runs = readdirSync(p)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(p, f), 'utf8')) as RunRecord)
+        .sort((a, b) => a.seed - b.seed);
+      return { experiment: String(runs[0]?.experiment), seeds: runs.map((r) => r.seed), runs };
     }
-    for (const row of raw.seeds as {
-      seed: number;
-      saturation: Record<string, number>;
-      arms: Record<string, JsonValue>[];
-    }[]) {
-      const metrics: Record<string, JsonValue> = {};
-      for (const [k, v] of Object.entries(row.saturation)) metrics[`${k}.warmup_end`] = v;
-      for (const arm of row.arms)
-        for (const [k, v] of Object.entries(arm)) if (typeof v === 'number') metrics[`${k}.${arm.arm}`] = v;
-      runs.push({ seed: row.seed, metrics } as unknown as RunRecord);
+    const raw = JSON.parse(readFileSync(p, 'utf8')) as SeedsRecord;
+    if (!Array.isArray(raw.runs)) {
+      process.stderr.write(`${p}: not a --seeds record (no runs[])\n`);
+      process.exit(1);
     }
-  }
-  return { experiment: String(first.experiment ?? 'saturation'), seeds: runs.map((r) => r.seed), runs };
+    return raw;
+  });
+  const first = parts[0] as SeedsRecord;
+  if (parts.length === 1) return first;
+  // pooled: the comparison plan of the first record, the runs of all of them
+  const runs = parts.flatMap((r) => r.runs);
+  return {
+    experiment: first.experiment,
+    seeds: runs.map((r) => r.seed),
+    runs,
+    ...(first.comparisons ? { comparisons: first.comparisons } : {}),
+  };
 }
 const record = load(path);
 if (!Array.isArray(record.runs) || record.runs.length === 0) {
