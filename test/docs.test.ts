@@ -167,10 +167,7 @@ describe('generated tables', () => {
  * Pages whose multi-seed tables have no manifest in this branch yet, and why (each entry is a known
  * gap, not a pass: remove it when the manifest lands).
  */
-const AWAITING_MANIFEST: Record<string, string> = {
-  'docs/experiments/mismatch.md':
-    'its 30-seed manifest (docs/findings/mismatch.json) is being run by the integrator; the page still shows the 4-seed table',
-};
+const AWAITING_MANIFEST: Record<string, string> = {};
 
 describe('findings tables (docs/findings/*.results.json)', () => {
   const dir = 'docs/findings';
