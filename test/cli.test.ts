@@ -171,6 +171,36 @@ describe('labs CLI', () => {
     expect(existsSync(out)).toBe(false);
   }, 90_000);
 
+  it('a --seeds run interrupted mid-seed stops at once, keeping only the seeds already finished', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'labs-sigintn-')), 'out');
+    // neural seeds (20-70 s each on an idle machine), one after another on the main thread
+    const child = spawn(
+      process.execPath,
+      [
+        ...['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'mask', '--set', 'policy=neural'],
+        ...['--seeds', '1..3', '--jobs', '1', '--out', out],
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    const closed = new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
+    const lock = lockFileOf(out);
+    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+    expect(existsSync(lock)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    const sent = Date.now();
+    child.kill('SIGINT');
+    const [code, signal] = await closed;
+    // It used to answer only once the seed under way had ended (tens of seconds), then keep it.
+    expect({ code, signal }).toEqual({ code: 130, signal: null });
+    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
+    expect(existsSync(out)).toBe(false);
+  }, 90_000);
+
   it('two runs into one --out: the second is refused while the first runs; a finished record is kept', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-lock-')), 'out');
     const first = spawn(

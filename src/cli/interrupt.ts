@@ -8,7 +8,9 @@
  * The handler runs when the event loop turns, which a seed computing synchronously on the main
  * thread never lets it do (a neural seed takes 20-70 s). {@link runBreakingOnInterrupt} runs such a
  * computation with V8 told to stop it on SIGINT, so a single-seed `labs run` answers within
- * milliseconds too (docs/bench.md, "Ctrl-C during a single seed").
+ * milliseconds too (docs/bench.md, "Ctrl-C during a single seed"), and so does a `--seeds` run
+ * while the main thread computes one of its seeds (experiments/multiSeed.ts `interruptible`,
+ * runtime/seedPool.ts); the seeds finished before are kept.
  */
 import { createRequire } from 'node:module';
 import { isTerminal } from './terminal.js';

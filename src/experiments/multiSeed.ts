@@ -177,6 +177,13 @@ export interface RunTasksOptions {
    * `runner`.
    */
   onRecord?: ((index: number, record: RunRecord) => void) | undefined;
+  /**
+   * Runs each task this thread computes serially: `interruptible(() => experiment.run(...))`. The
+   * CLI passes its `runBreakingOnInterrupt` (src/cli/interrupt.ts), so Ctrl-C stops a seed that is
+   * computing instead of waiting for it to end; the library itself never handles signals. Default:
+   * call it directly.
+   */
+  interruptible?: (<T>(compute: () => T) => T) | undefined;
 }
 
 /**
@@ -189,7 +196,7 @@ export async function runTasks(
   tasks: readonly SeedTask[],
   options: RunTasksOptions = {},
 ): Promise<RunRecord[]> {
-  const { runner, onProgress, done = [], onRecord } = options;
+  const { runner, onProgress, done = [], onRecord, interruptible = (compute) => compute() } = options;
   const todo = tasks.flatMap((task, i) => (done[i] ? [] : [{ task, i }]));
   const records: (RunRecord | undefined)[] = tasks.map((_, i) => done[i]);
   if (usesRunner(runner, todo.length)) {
@@ -222,7 +229,7 @@ export async function runTasks(
         : { seed: task.seed };
       let record: RunRecord;
       try {
-        record = await experiment.run(task.config, ctx);
+        record = await interruptible(() => experiment.run(task.config, ctx));
       } catch (e) {
         throw namingSeed(e, task.seed);
       }

@@ -17,7 +17,7 @@ import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.j
 import { VERSION } from '../../experiments/version.js';
 import { runDirName, seedsDirLabel, toJson } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
-import { noteSeedRecord } from '../interrupt.js';
+import { noteSeedRecord, runBreakingOnInterrupt } from '../interrupt.js';
 import type { ParsedCli } from '../parse.js';
 import { createProgress } from '../progress.js';
 import type { SeedPool } from '../runtime/seedPool.js';
@@ -104,6 +104,7 @@ export async function runJobList(job: JobList): Promise<JobListResult> {
       mine.map((i) => store.tasks[i] as (typeof store.tasks)[number]),
       {
         runner: job.pool?.runner(experiment),
+        interruptible: runBreakingOnInterrupt,
         onProgress: (d, t) => progress.update(d, t),
         done: mine.map((i) => store.done[i]),
         onRecord: (k, record) => {

@@ -31,6 +31,7 @@ import { LabError, type LabErrorCode } from '../../core/errors.js';
 import type { CurveBand, CurveItem, SeedOutcome, SeedRunner, SeedTask } from '../../experiments/multiSeed.js';
 import { curveBands } from '../../experiments/seedStatistics.js';
 import type { Experiment, JsonValue, RunRecord } from '../../experiments/types.js';
+import { runBreakingOnInterrupt } from '../interrupt.js';
 import { SeedQueue, warmPaceFromCold, worthStartingWorkers } from './seedQueue.js';
 
 /** What every worker is started with: the experiment it loads at once. */
@@ -323,7 +324,9 @@ export function startSeedPool(
               };
               let o: SeedOutcome;
               try {
-                o = { ok: true, record: await experiment.run(task.config, { seed: task.seed, onProgress }) };
+                // this thread's seed: Ctrl-C stops it at once (the workers end with the process)
+                const run = () => experiment.run(task.config, { seed: task.seed, onProgress });
+                o = { ok: true, record: await runBreakingOnInterrupt(run) };
               } catch (e) {
                 o = { ok: false, error: e };
               }
