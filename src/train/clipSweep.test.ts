@@ -1,60 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { contextCount, runTokenEpisode, sampleTokenTask, VOCAB_SIZE } from '../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../policy/contextPolicy.js';
-import { Rng } from '../random.js';
+import { fixedTokenBatch, randomTablePolicy } from '../../test/support/tokenBatch.js';
 import { Optimizer } from './adam.js';
-import { type FixedBatch, measureDrift, recordStepTotals } from './clipSweep.js';
+import { measureDrift, recordStepTotals } from './clipSweep.js';
 import { tabularModel } from './policyModel.js';
 import { ppoUpdate } from './ppoUpdate.js';
-import {
-  gatherLogProbs,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from './tokenLearner.js';
-
-function randomPolicy(seed: number): ContextPolicy {
-  const p = new ContextPolicy(contextCount(3), VOCAB_SIZE);
-  const rng = new Rng(seed);
-  for (let i = 0; i < p.logits.length; i++) p.logits[i] = (rng.next() * 2 - 1) * 1.5;
-  return p;
-}
-
-/** 4 groups x 4 samples from `policy`, GRPO advantages from the episodes' scores. */
-function fixedBatch(policy: ContextPolicy, seed: number): FixedBatch {
-  const rng = new Rng(seed);
-  const probs = policy.probabilities();
-  const pick = rng.fork('policy');
-  const noise = rng.fork('noise');
-  const episodes = Array.from({ length: 4 }, () => sampleTokenTask(rng)).flatMap((task) =>
-    Array.from({ length: 4 }, () =>
-      runTokenEpisode(task, (ctx) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick), noise, {
-        budget: 20,
-      }),
-    ),
-  );
-  const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  // scores: alternate 1/0 within each group so every advantage is non-zero
-  const scores = episodes.map((_, i) => i % 2);
-  const advantages = tokenGroupAdvantages(
-    scores,
-    episodes.map((_, i) => Math.floor(i / 4)),
-    batch,
-    mask,
-  );
-  return {
-    batch,
-    mask,
-    advantages,
-    oldLogProb: gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch),
-  };
-}
 
 describe('recordStepTotals', () => {
   it('sums verl metrics over every step of ppoUpdate, and counts clipped tokens moved further out', () => {
-    const p = randomPolicy(3);
-    const fixed = fixedBatch(p, 4);
+    const p = randomTablePolicy(3);
+    const fixed = fixedTokenBatch(p, 4);
     const model = tabularModel(p);
     const loss = { clipRatio: 0.2 };
     const { totals, onStep } = recordStepTotals(model, loss);
@@ -84,8 +38,8 @@ describe('recordStepTotals', () => {
 
 describe('measureDrift', () => {
   it('is zero drift before any step and matches the kernels after one', () => {
-    const p = randomPolicy(11);
-    const fixed = fixedBatch(p, 12);
+    const p = randomTablePolicy(11);
+    const fixed = fixedTokenBatch(p, 12);
     const model = tabularModel(p);
     const oldRows = p.logProbabilities();
     const oldParams = Float64Array.from(p.logits);

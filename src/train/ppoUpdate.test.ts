@@ -1,57 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { expectLabError } from '../../test/support/labError.js';
+import { fixedTokenBatch, randomTablePolicy } from '../../test/support/tokenBatch.js';
 import { trueKlAtPositions } from '../core/clipMeasures.js';
 import { entropyFromLogits } from '../core/entropy.js';
-import { contextCount, runTokenEpisode, sampleTokenTask, VOCAB_SIZE } from '../envs/tokenArithmetic.js';
-import { ContextPolicy } from '../policy/contextPolicy.js';
+import { VOCAB_SIZE } from '../envs/tokenArithmetic.js';
+import type { ContextPolicy } from '../policy/contextPolicy.js';
 import { packSequences, SequenceModel } from '../policy/sequenceModel.js';
 import { Rng } from '../random.js';
 import { Optimizer } from './adam.js';
 import { batchRows, sequencePolicyModel, sequenceRows, tabularModel } from './policyModel.js';
 import { miniBatchRanges, type PpoBatch, ppoUpdate } from './ppoUpdate.js';
-import {
-  gatherLogProbs,
-  type PackedBatch,
-  packTranscripts,
-  responseMaskFromRoles,
-  tokenGroupAdvantages,
-} from './tokenLearner.js';
-
-function randomPolicy(seed: number): ContextPolicy {
-  const p = new ContextPolicy(contextCount(3), VOCAB_SIZE);
-  const rng = new Rng(seed);
-  for (let i = 0; i < p.logits.length; i++) p.logits[i] = (rng.next() * 2 - 1) * 1.5;
-  return p;
-}
-
-/** 4 groups x 4 samples from `policy`, GRPO advantages from alternating 0/1 scores. */
-function fixedBatch(policy: ContextPolicy, seed: number): PpoBatch<PackedBatch> {
-  const rng = new Rng(seed);
-  const probs = policy.probabilities();
-  const pick = rng.fork('policy');
-  const noise = rng.fork('noise');
-  const episodes = Array.from({ length: 4 }, () => sampleTokenTask(rng)).flatMap((task) =>
-    Array.from({ length: 4 }, () =>
-      runTokenEpisode(task, (ctx) => ContextPolicy.sample(probs, VOCAB_SIZE, ctx, pick), noise, {
-        budget: 20,
-      }),
-    ),
-  );
-  const batch = packTranscripts(episodes);
-  const mask = responseMaskFromRoles(batch, 'model_tokens');
-  const advantages = tokenGroupAdvantages(
-    episodes.map((_, i) => i % 2),
-    episodes.map((_, i) => Math.floor(i / 4)),
-    batch,
-    mask,
-  );
-  return {
-    batch,
-    mask,
-    advantages,
-    oldLogProb: gatherLogProbs(policy.logProbabilities(), VOCAB_SIZE, batch),
-  };
-}
+import { gatherLogProbs, type PackedBatch } from './tokenLearner.js';
 
 /** Token-mean entropy of the table over the batch's mask-1 positions. */
 function tableEntropy(policy: ContextPolicy, fixed: PpoBatch<PackedBatch>): number {
@@ -102,7 +61,7 @@ describe('mini-batches', () => {
   });
 
   it('batchRows and sequenceRows view rows of a batch in the parent layout', () => {
-    const { batch } = fixedBatch(randomPolicy(1), 2);
+    const { batch } = fixedTokenBatch(randomTablePolicy(1), 2);
     const part = batchRows(batch, 1, 3);
     const cols = batch.shape.cols;
     expect(part.shape).toEqual({ rows: 2, cols });
@@ -117,8 +76,8 @@ describe('mini-batches', () => {
   });
 
   it('takes epochs x mini-batches steps, calling onStep after each and onEpoch once per epoch', () => {
-    const p = randomPolicy(5);
-    const fixed = fixedBatch(p, 6);
+    const p = randomTablePolicy(5);
+    const fixed = fixedTokenBatch(p, 6);
     const seen: string[] = [];
     const stats = ppoUpdate(tabularModel(p), new Optimizer(p.logits.length), fixed, {
       epochs: 3,
@@ -132,8 +91,8 @@ describe('mini-batches', () => {
   });
 
   it('gives no step for a mini-batch without mask tokens', () => {
-    const p = randomPolicy(5);
-    const fixed = fixedBatch(p, 6);
+    const p = randomTablePolicy(5);
+    const fixed = fixedTokenBatch(p, 6);
     const cols = fixed.batch.shape.cols;
     const mask = Float32Array.from(fixed.mask);
     mask.fill(0, 0, 8 * cols); // the first of two mini-batches is empty
@@ -152,8 +111,8 @@ describe('mini-batches', () => {
 
 describe('ppoUpdate on the tabular policy', () => {
   it('records the denominator and one step per epoch; the first step has ratio 1', () => {
-    const p = randomPolicy(3);
-    const fixed = fixedBatch(p, 4);
+    const p = randomTablePolicy(3);
+    const fixed = fixedTokenBatch(p, 4);
     const stats = ppoUpdate(tabularModel(p), new Optimizer(p.logits.length, { learningRate: 0.3 }), fixed, {
       epochs: 3,
       loss: { lossAggMode: 'seq-mean-token-mean' },
@@ -168,8 +127,8 @@ describe('ppoUpdate on the tabular policy', () => {
   });
 
   it('raises positive-advantage tokens and lowers negative ones', () => {
-    const p = randomPolicy(3);
-    const fixed = fixedBatch(p, 4);
+    const p = randomTablePolicy(3);
+    const fixed = fixedTokenBatch(p, 4);
     ppoUpdate(tabularModel(p), new Optimizer(p.logits.length, { kind: 'sgd', learningRate: 0.1 }), fixed, {
       epochs: 1,
     });
@@ -187,12 +146,12 @@ describe('ppoUpdate on the tabular policy', () => {
   });
 
   it('a KL loss of coefficient 0 changes nothing; with zero advantages the KL loss alone pulls toward the reference', () => {
-    const ref = randomPolicy(7);
+    const ref = randomTablePolicy(7);
     const refTable = ref.logProbabilities();
-    const fixed = fixedBatch(randomPolicy(8), 9);
+    const fixed = fixedTokenBatch(randomTablePolicy(8), 9);
     const refLogProb = gatherLogProbs(refTable, VOCAB_SIZE, fixed.batch);
-    const a = randomPolicy(8);
-    const b = randomPolicy(8);
+    const a = randomTablePolicy(8);
+    const b = randomTablePolicy(8);
     const kl = (coef: number) => ({ coef, type: 'low_var_kl' as const, refLogProb });
     const sgd = (p: ContextPolicy, lr: number) =>
       new Optimizer(p.logits.length, { kind: 'sgd', learningRate: lr });
@@ -211,7 +170,7 @@ describe('ppoUpdate on the tabular policy', () => {
         fixed.batch.shape,
       ).mean;
     for (const own of [false, true]) {
-      const c = randomPolicy(8);
+      const c = randomTablePolicy(8);
       const before = klTo(c);
       const ownMask = Float64Array.from(fixed.mask);
       const tokens = ownMask.reduce((s, m) => s + m, 0);
@@ -229,8 +188,8 @@ describe('ppoUpdate on the tabular policy', () => {
   });
 
   it('the entropy bonus alone (zero advantages) raises the entropy; extraGradLogProb alone raises its tokens', () => {
-    const p = randomPolicy(3);
-    const fixed = fixedBatch(p, 4);
+    const p = randomTablePolicy(3);
+    const fixed = fixedTokenBatch(p, 4);
     const zero = { ...fixed, advantages: new Float32Array(fixed.advantages.length) };
     const h0 = tableEntropy(p, fixed);
     ppoUpdate(tabularModel(p), new Optimizer(p.logits.length, { kind: 'sgd', learningRate: 0.5 }), zero, {
@@ -239,7 +198,7 @@ describe('ppoUpdate on the tabular policy', () => {
     });
     expect(tableEntropy(p, fixed)).toBeGreaterThan(h0);
 
-    const q = randomPolicy(3);
+    const q = randomTablePolicy(3);
     const extra = new Float64Array(fixed.mask.length);
     const target = fixed.mask.indexOf(1);
     extra[target] = -1; // ∂loss/∂log_prob < 0: the step raises this token's log-prob
@@ -253,8 +212,8 @@ describe('ppoUpdate on the tabular policy', () => {
   });
 
   it('validates its options once, naming the field', () => {
-    const p = randomPolicy(1);
-    const fixed = fixedBatch(p, 1);
+    const p = randomTablePolicy(1);
+    const fixed = fixedTokenBatch(p, 1);
     const opt = new Optimizer(p.logits.length);
     const m = tabularModel(p);
     expectLabError(() => ppoUpdate(m, opt, fixed, { epochs: 0 }), 'BAD_ARGUMENT', 'ppo_epochs');
