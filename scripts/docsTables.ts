@@ -19,6 +19,7 @@
 
 import { parseResults, resultsNote } from '../bench/results.js';
 import { COMMANDS, type CommandSpec, commandSynopsis } from '../src/cli/commandTables.js';
+import { RATIO_BY_LAG_COLUMNS } from '../src/experiments/rollout/rolloutRecord.js';
 import {
   type FindingsResults,
   renderFindingsResults,
@@ -168,16 +169,7 @@ const named: Record<string, (record: Row, source: string) => string> = {
   'rollout-ratio-by-lag': (r, s) =>
     genericTable(
       rowsOf(r, 'ratio_by_lag', s).filter((x) => x.run === 'unbounded_none'),
-      [
-        'lag_bucket',
-        'actions',
-        'ratio_mean',
-        'ratio_p50',
-        'ratio_p90',
-        'ratio_p99',
-        'ratio_max',
-        'mean_abs_log_ratio',
-      ],
+      [...RATIO_BY_LAG_COLUMNS],
       s,
       'ratio_by_lag',
     ),

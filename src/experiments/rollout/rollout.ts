@@ -48,6 +48,7 @@ import { TEACHING_ADVANTAGE } from '../../train/groupReinforce.js';
 import { asOptionError, defineOptions, option } from '../options.js';
 import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import type { RatioByLagRow } from './rolloutRecord.js';
 import { formatRollout } from './rolloutSummary.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ async function runRollout(cfg: RolloutConfig, ctx: RunContext): Promise<RunRecor
   const modeRows: Record<string, JsonValue>[] = [];
   const metrics: Record<string, JsonValue> = {};
   const curves: Record<string, number[]> = { update: Array.from({ length: U }, (_, i) => i + 1) };
-  const ratioRows: Record<string, JsonValue>[] = [];
+  const ratioRows: RatioByLagRow[] = [];
   const p99Rows: Record<string, JsonValue>[] = DEFAULT_LAG_BUCKETS.map((b) => ({ lag_bucket: b.label }));
   const histograms: { key: string; counts: number[]; total: number }[] = [];
 

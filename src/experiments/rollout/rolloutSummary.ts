@@ -5,6 +5,7 @@
  */
 import { type Cell, formatNumber, groupThousands, numberOf, table } from '../text.js';
 import type { JsonValue, RunRecord } from '../types.js';
+import { RATIO_BY_LAG_COLUMNS } from './rolloutRecord.js';
 
 type Row = Record<string, JsonValue>;
 const num = numberOf;
@@ -138,18 +139,7 @@ export function formatRollout(record: RunRecord): string {
     lines.push(
       table(
         ['lag', 'actions', 'ratio mean', 'p50', 'p90', 'p99', 'max', 'mean |log r|'],
-        byLag.map((r) =>
-          [
-            'lag_bucket',
-            'actions',
-            'ratio_mean',
-            'ratio_p50',
-            'ratio_p90',
-            'ratio_p99',
-            'ratio_max',
-            'mean_abs_log_ratio',
-          ].map((k) => cell(r[k])),
-        ),
+        byLag.map((r) => RATIO_BY_LAG_COLUMNS.map((k) => cell(r[k]))),
         3,
       ),
     );
