@@ -14,6 +14,29 @@ function labs(...args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Starts `labs ARGS --out OUT`, waits for OUT's lock (the checks passed, the computation under way),
+ * then `settle` ms, sends SIGINT and resolves with the exit, the stderr and the ms from signal to exit.
+ */
+async function interruptMidRun(args: string[], out: string, settle: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', out], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += String(d);
+  });
+  const closed = new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
+  const lock = lockFileOf(out);
+  for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
+  expect(existsSync(lock)).toBe(true);
+  await new Promise((r) => setTimeout(r, settle));
+  const sent = Date.now();
+  child.kill('SIGINT');
+  const [code, signal] = await closed;
+  return { code, signal, stderr, lock, elapsed: Date.now() - sent };
+}
+
 describe('labs CLI', () => {
   it('prints help and version and exits 0', () => {
     const h = labs('--help');
@@ -101,23 +124,14 @@ describe('labs CLI', () => {
 
   it('a run interrupted with SIGINT says what it kept, exits 130 and leaves only finished seeds, no lock', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-sigint-')), 'out');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'aggregation', '--seeds', '1..50', '--out', out],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
     // The lock appears once the checks have passed and the run is under way (the Ctrl-C handler is
     // installed by then); startup takes seconds on a loaded machine, the 50 seeds minutes.
-    const lock = lockFileOf(out);
-    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
-    expect(existsSync(lock)).toBe(true);
-    child.kill('SIGINT');
-    const code = await new Promise((r) => child.on('close', (c) => r(c)));
-    // It used to die silently by the signal (code null); the handler runs after the current seed.
+    const { code, stderr, lock } = await interruptMidRun(
+      ['run', '-e', 'aggregation', '--seeds', '1..50'],
+      out,
+      0,
+    );
+    // It used to die silently by the signal (code null).
     expect(code).toBe(130);
     expect(existsSync(lock)).toBe(false);
     // Absent (no seed had finished), or the plan and one whole record per finished seed, no aggregate.
@@ -141,32 +155,16 @@ describe('labs CLI', () => {
   it('a single-seed run interrupted mid-computation says nothing was written and exits 130 at once', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-sigint1-')), 'out');
     // a long single seed (20-70 s on an idle machine), computed synchronously on the main thread
-    const child = spawn(
-      process.execPath,
-      [
-        ...['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'mask', '--set', 'policy=neural'],
-        ...['--seed', '1', '--out', out],
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+    const { code, signal, stderr, elapsed } = await interruptMidRun(
+      ['run', '-e', 'mask', '--set', 'policy=neural', '--seed', '1'],
+      out,
+      1000,
     );
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    const closed = new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
-    // The lock appears once the options and output places are checked, right before the seed runs.
-    const lock = lockFileOf(out);
-    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
-    expect(existsSync(lock)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    const sent = Date.now();
-    child.kill('SIGINT');
-    const [code, signal] = await closed;
     // It used to die by the signal in silence (code null, signal SIGINT): a SIGINT handler could only
     // have run once the seed had ended. Now the computation is broken off at once.
     expect({ code, signal }).toEqual({ code: 130, signal: null });
     expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
-    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect(elapsed).toBeLessThan(10_000);
     // nothing written: the --out directory the run created is removed again, with its lock
     expect(existsSync(out)).toBe(false);
   }, 90_000);
@@ -174,29 +172,14 @@ describe('labs CLI', () => {
   it('a --seeds run interrupted mid-seed stops at once, keeping only the seeds already finished', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'labs-sigintn-')), 'out');
     // neural seeds (20-70 s each on an idle machine), one after another on the main thread
-    const child = spawn(
-      process.execPath,
-      [
-        ...['--import', 'tsx', 'src/cli/main.ts', 'run', '-e', 'mask', '--set', 'policy=neural'],
-        ...['--seeds', '1..3', '--jobs', '1', '--out', out],
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+    const { code, signal, stderr, elapsed } = await interruptMidRun(
+      ['run', '-e', 'mask', '--set', 'policy=neural', '--seeds', '1..3', '--jobs', '1'],
+      out,
+      1000,
     );
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    const closed = new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
-    const lock = lockFileOf(out);
-    for (let t = 0; t < 120 && !existsSync(lock); t++) await new Promise((r) => setTimeout(r, 250));
-    expect(existsSync(lock)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    const sent = Date.now();
-    child.kill('SIGINT');
-    const [code, signal] = await closed;
     // It used to answer only once the seed under way had ended (tens of seconds), then keep it.
     expect({ code, signal }).toEqual({ code: 130, signal: null });
-    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect(elapsed).toBeLessThan(10_000);
     expect(stderr).toBe('labs: interrupted (Ctrl-C); nothing was written\n');
     expect(existsSync(out)).toBe(false);
   }, 90_000);
