@@ -174,3 +174,45 @@ describe('optionList / withDefault', () => {
     expect(derived.parse({})).toEqual({ lr: 0.5, std: 'population', updates: 300, extra: false });
   });
 });
+
+describe('a conditional default (option(..., defaultWhen))', () => {
+  const WHEN = defineOptions({
+    init: option(z.enum(['scratch', 'sft']), 'scratch', 'where training starts'),
+    step: option(z.number().positive(), 0.01, 'step size', '', {
+      when: { option: 'init', equals: 'sft' },
+      value: 0.001,
+    }),
+  });
+  const exp: Experiment<typeof WHEN> = { ...toy, name: 'when', options: WHEN } as never;
+
+  it('applies only when its condition holds and the option was not set', () => {
+    expect(configOf(exp, {})).toEqual({ init: 'scratch', step: 0.01 });
+    expect(configOf(exp, { init: 'sft' })).toEqual({ init: 'sft', step: 0.001 });
+    expect(resolveConfig(exp, ['init=sft'])).toEqual({ init: 'sft', step: 0.001 });
+    // a value that was set wins, even one equal to the unconditional default
+    expect(resolveConfig(exp, ['init=sft', 'step=0.01'])).toEqual({ init: 'sft', step: 0.01 });
+  });
+
+  it('is idempotent on a resolved config (a record config read back)', () => {
+    const resolved = resolveConfig(exp, ['init=sft']);
+    expect(JSON.stringify(configOf(exp, resolved))).toBe(JSON.stringify(resolved));
+  });
+
+  it('is listed beside the default, and dropped by withDefault', () => {
+    const info = optionList(WHEN).find((o) => o.key === 'step');
+    expect(info?.default).toBe(0.01);
+    expect(info?.defaultWhen).toEqual({ when: { option: 'init', equals: 'sft' }, value: 0.001 });
+    const pinned = defineOptions({ init: WHEN.shape.init, step: withDefault(WHEN.shape.step, 0.05) });
+    expect(optionList(pinned).find((o) => o.key === 'step')?.defaultWhen).toBeUndefined();
+    expect(configOf({ ...exp, options: pinned } as never, { init: 'sft' })).toEqual({
+      init: 'sft',
+      step: 0.05,
+    });
+  });
+
+  it('refuses a conditional default outside the option range at declaration', () => {
+    expect(() =>
+      option(z.number().positive(), 1, 'x', '', { when: { option: 'init', equals: 'sft' }, value: -1 }),
+    ).toThrow();
+  });
+});

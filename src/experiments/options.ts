@@ -26,10 +26,23 @@ import type { Experiment, OptionShape, OptionsSchema, RunContext, RunRecord } fr
 // types.ts need not import this file; re-exported here, where options are declared.
 export type { OptionField, OptionShape, OptionsSchema } from './types.js';
 
+/**
+ * A default that replaces an option's own when another option has a given value and this one is not
+ * set: `neural_lr` is 0.01 from scratch but 0.001 when `init=sft` (a fine-tuning step size). Declared
+ * with the option (`option(..., { when: { option: 'init', equals: 'sft' }, value: 0.001 })`), applied
+ * by {@link configOf}, shown by `labs list`; the record's config holds the value that was used.
+ */
+export interface DefaultWhen {
+  when: { option: string; equals: string | number | boolean };
+  value: unknown;
+}
+
 /** What `labs list` and the docs show of one option. */
 export interface OptionInfo {
   key: string;
   default: unknown;
+  /** The default that replaces `default` when another option has a given value (absent: none). */
+  defaultWhen?: DefaultWhen;
   /** What it means and, where it helps, a typical range or why the default. */
   help: string;
   /** Unit of the value ('' when it has none, e.g. a count or an enum). */
@@ -40,30 +53,42 @@ export interface OptionInfo {
 
 /**
  * One option: `schema` says the type and range, `defaultValue` is used when the option is not set,
- * `help` says what it means (shown by `labs list`), `unit` the unit of its value.
+ * `help` says what it means (shown by `labs list`), `unit` the unit of its value, `defaultWhen` an
+ * other default that applies when another option has a given value ({@link DefaultWhen}).
  */
 export function option<T extends z.ZodType>(
   schema: T,
   defaultValue: z.output<T>,
   help: string,
   unit = '',
+  defaultWhen?: { when: DefaultWhen['when']; value: z.output<T> },
 ): z.ZodDefault<T> {
-  return schema.default(defaultValue as never).meta({ description: help, unit });
+  if (defaultWhen !== undefined) schema.parse(defaultWhen.value); // a bad declaration fails at import
+  return schema
+    .default(defaultValue as never)
+    .meta({ description: help, unit, ...(defaultWhen ? { defaultWhen } : {}) });
 }
 
 /**
  * The same option with another default (help, unit and range kept), for an experiment that shares
- * an option block but needs a different value (e.g. `truncation`'s tighter token budget).
+ * an option block but needs a different value (e.g. `truncation`'s tighter token budget). The new
+ * default is the only one: a conditional default of the shared option ({@link DefaultWhen}) is
+ * dropped, since the experiment chose its value.
  */
 export function withDefault<T extends z.ZodType>(
   field: z.ZodDefault<T>,
   defaultValue: z.output<T>,
 ): z.ZodDefault<T> {
-  const meta = field.meta() ?? {};
+  const { defaultWhen: _dropped, ...meta } = (field.meta() ?? {}) as Record<string, unknown>;
   return field
     .unwrap()
     .default(defaultValue as never)
     .meta(meta) as z.ZodDefault<T>;
+}
+
+/** The conditional default of one option field, if it declares one. */
+function defaultWhenOf(field: z.ZodType): DefaultWhen | undefined {
+  return ((field.meta() ?? {}) as { defaultWhen?: DefaultWhen }).defaultWhen;
 }
 
 /** An experiment's options object: strict (an unknown key is an error, never silently ignored). */
@@ -75,9 +100,11 @@ export function defineOptions<Shape extends OptionShape>(shape: Shape): OptionsS
 export function optionList(schema: OptionsSchema): OptionInfo[] {
   return Object.entries(schema.shape).map(([key, field]) => {
     const meta = (field.meta() ?? {}) as { description?: string; unit?: string };
+    const defaultWhen = defaultWhenOf(field);
     return {
       key,
       default: field.parse(undefined),
+      ...(defaultWhen ? { defaultWhen } : {}),
       help: meta.description ?? '',
       unit: meta.unit ?? '',
       schema: field.unwrap() as z.ZodType,
@@ -104,9 +131,10 @@ export function configOf<S extends OptionsSchema>(
 ): z.output<S> {
   const parsed = experiment.options.safeParse(input);
   if (parsed.success) {
+    const config = withConditionalDefaults(experiment.options, input, parsed.data);
     const check = experiment.check;
-    if (check) asOptionError(() => check(parsed.data));
-    return parsed.data;
+    if (check) asOptionError(() => check(config));
+    return config;
   }
   const issue = parsed.error.issues[0] as z.core.$ZodIssue;
   if (issue.code === 'unrecognized_keys') {
@@ -131,6 +159,24 @@ export function configOf<S extends OptionsSchema>(
     `${experiment.name}: option ${top}=${shown}: ${[...new Set(reasons)].join('; ')}${accepts}`,
     { details: { field: top, key: top, ...(issue.path.length > 1 ? { path: issue.path.map(String) } : {}) } },
   );
+}
+
+/**
+ * `config` with each option that declares a {@link DefaultWhen} and was not given in `input` set to
+ * that default where its condition holds (the condition reads the parsed config, so it sees a
+ * default as well as a value that was set).
+ */
+function withConditionalDefaults<T>(schema: OptionsSchema, input: object, config: T): T {
+  let out = config as Record<string, unknown>;
+  for (const [key, field] of Object.entries(schema.shape as OptionShape)) {
+    const d = defaultWhenOf(field);
+    if (d === undefined) continue;
+    if ((input as Record<string, unknown>)[key] !== undefined) continue;
+    if (out[d.when.option] !== d.when.equals) continue;
+    if (out === config) out = { ...out };
+    out[key] = d.value;
+  }
+  return out as T;
 }
 
 /** What a value is, for a message: `the text 'abc'`, `NaN, which is not a finite number`, `an array`. */

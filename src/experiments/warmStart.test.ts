@@ -131,3 +131,15 @@ describe('warm start (init=sft)', () => {
     expect(readFileSync(file).length).toBe(100);
   }, 120_000);
 });
+
+describe('the RL step size from the warm start', () => {
+  it('is 0.001 by default with init=sft, 0.01 from scratch, and the value set wins', async () => {
+    const { mismatch } = await import('./mismatch/mismatch.js');
+    expect(configOf(mask, { policy: 'neural' }).neural_lr).toBe(0.01);
+    expect(configOf(mask, { policy: 'neural', init: 'sft' }).neural_lr).toBe(0.001);
+    expect(configOf(mask, { policy: 'neural', init: 'sft', neural_lr: 0.01 }).neural_lr).toBe(0.01);
+    // mismatch starts from the warm start at 0.01, where its findings were measured
+    expect(configOf(mismatch, {}).init).toBe('sft');
+    expect(configOf(mismatch, {}).neural_lr).toBe(0.01);
+  });
+});

@@ -74,7 +74,7 @@ export const WARM_START_OPTIONS = {
   sft_lr: option(
     num(1e-6, 1),
     0.01,
-    "neural init=sft: Adam step size of pretraining (neural_lr's value, which trains this model stably)",
+    "neural init=sft: Adam step size of pretraining (neural_lr's value from scratch, which trains this model stably)",
   ),
   sft_weight_direct: weight(3, 'play read, the right tools, submit'),
   sft_weight_verify: weight(1, 'play read, the right tools, verify, submit'),

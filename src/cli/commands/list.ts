@@ -17,8 +17,11 @@ export function formatExperimentOptions(e: Experiment): string[] {
   for (const o of optionList(e.options)) {
     const accepts = describeAccepted(o.schema);
     const unit = o.unit ? ` (${o.unit})` : '';
+    const when = o.defaultWhen
+      ? ` [default ${JSON.stringify(o.defaultWhen.value)} when ${o.defaultWhen.when.option}=${o.defaultWhen.when.equals}]`
+      : '';
     lines.push(
-      `    --set ${`${o.key}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}${unit}${accepts ? ` [${accepts}]` : ''}`,
+      `    --set ${`${o.key}=${JSON.stringify(o.default)}`.padEnd(28)} ${o.help}${unit}${accepts ? ` [${accepts}]` : ''}${when}`,
     );
   }
   return lines;
@@ -34,7 +37,13 @@ export async function listCommand(p: Extract<ParsedCli, { command: 'list' }>): P
       options: Object.fromEntries(
         optionList(e.options).map((o) => [
           o.key,
-          { default: o.default, help: o.help, unit: o.unit, accepts: describeAccepted(o.schema) },
+          {
+            default: o.default,
+            ...(o.defaultWhen ? { default_when: o.defaultWhen } : {}),
+            help: o.help,
+            unit: o.unit,
+            accepts: describeAccepted(o.schema),
+          },
         ]),
       ),
     }));

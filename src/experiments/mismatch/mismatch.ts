@@ -83,7 +83,9 @@ export const MISMATCH_OPTIONS = z.strictObject({
   observation_logit_init: lab.observation_logit_init,
   eval_tasks: withDefault(lab.eval_tasks, 100),
   d_model: lab.d_model,
-  neural_lr: lab.neural_lr,
+  // 0.01 from the warm start too (not the token lab's 0.001 with init=sft): the mismatch findings
+  // (docs/findings/mismatch*.json) were measured at it
+  neural_lr: withDefault(lab.neural_lr, 0.01),
   grad_clip: lab.grad_clip,
   max_level: lab.max_level,
   think_decay: lab.think_decay,
