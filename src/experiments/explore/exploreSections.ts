@@ -332,8 +332,7 @@ export function curriculumSection(state: SectionState): void {
       final_level_3: r6(finalLv[2] as number),
     };
     rows.push(row);
-    for (const key of ['forgetting_easy', 'gain_hard', 'eval_auc'])
-      metrics[`${key}.${a.arm}`] = row[key] as JsonValue;
+    for (const key of CURRICULUM_METRICS) metrics[`${key}.${a.arm}`] = row[key] as JsonValue;
     tables[`curriculum_eval_${a.arm}`] = evals.map((e) => ({
       update: e.update,
       level_1: r6(e.levels[0] as number),
@@ -350,7 +349,7 @@ export function curriculumSection(state: SectionState): void {
     // clear the hvf state for a later run of the same closure (there is none; kept explicit)
   }
   for (const r of rows.slice(1))
-    for (const key of ['forgetting_easy', 'gain_hard', 'eval_auc']) {
+    for (const key of CURRICULUM_METRICS) {
       const x = r[key];
       const y = rows[0]?.[key];
       if (typeof x === 'number' && typeof y === 'number')
@@ -359,6 +358,20 @@ export function curriculumSection(state: SectionState): void {
   tables.curriculum = rows;
   notes.push(curriculumNote(rows, cfg.policy));
 }
+
+/**
+ * The curriculum measures each arm reports as metrics (and as arm − uniform): forgetting proper
+ * (peak − final level-1 success), the gain on the hardest level, the area under the evaluation curve,
+ * and the final level-1 and level-3 success, which tell a gap in final easy-task success (a staged
+ * arm that never learned level 1 as well) from forgetting.
+ */
+const CURRICULUM_METRICS = [
+  'forgetting_easy',
+  'gain_hard',
+  'eval_auc',
+  'final_level_1',
+  'final_level_3',
+] as const;
 
 const f3 = (x: JsonValue | undefined) => (typeof x === 'number' ? x.toFixed(3) : 'n/a');
 
