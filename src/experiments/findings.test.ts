@@ -133,6 +133,21 @@ describe('findings manifests', () => {
         /f\.json: \(manifest\): Unrecognized key/,
       ],
       [{ claims: [{ id: 'a', a: 'agg:m', b: 'mask:m', expect: 'more' }] }, /claims\[0\]\.expect: /],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          tables: [
+            {
+              id: 't',
+              run: 'agg',
+              row_label: 'arm',
+              rows: ['x'],
+              columns: [{ label: 'c', key: 'k', run: 'nope' }],
+            },
+          ],
+        },
+        /tables\[0\]\.columns\[0\]\.run: no run is named 'nope'/,
+      ],
     ])('refuses %j naming the field', (fields, message) => {
       expect(() => parseFindings({ ...base, ...fields }, 'f.json')).toThrow(message);
     });

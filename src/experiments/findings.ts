@@ -107,7 +107,12 @@ const DescriptiveTable = z
     /** The first column's header, and its values: `{row}` in each column's key is replaced by one. */
     row_label: z.string().min(1),
     rows: z.array(z.string()).min(1),
-    columns: z.array(z.object({ label: z.string().min(1), key: z.string().min(1) }).strict()).min(1),
+    /** `run` on a column reads that run instead of the table's (a tabular and a neural column side by side). */
+    columns: z
+      .array(
+        z.object({ label: z.string().min(1), key: z.string().min(1), run: z.string().optional() }).strict(),
+      )
+      .min(1),
   })
   .strict();
 
@@ -291,6 +296,12 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
     const run = byName.get(t.run);
     if (!run) throw badField(file, `tables[${i}].run`, `no run is named '${t.run}'`);
     if (run.sweep) throw badField(file, `tables[${i}].run`, `'${t.run}' is a sweep`);
+    for (const [j, c] of t.columns.entries()) {
+      if (c.run === undefined) continue;
+      const other = byName.get(c.run);
+      if (!other) throw badField(file, `tables[${i}].columns[${j}].run`, `no run is named '${c.run}'`);
+      if (other.sweep) throw badField(file, `tables[${i}].columns[${j}].run`, `'${c.run}' is a sweep`);
+    }
   }
   return {
     format: FINDINGS_FORMAT_V2,

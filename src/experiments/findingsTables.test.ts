@@ -45,4 +45,29 @@ describe('findings descriptive tables', () => {
       'table arms: eval_success.b is not a metric of run r',
     );
   });
+
+  it("reads a column's own run when it names one (a tabular and a neural column side by side)", () => {
+    const discovery = new Map([
+      ['r', [run(1, { 'eval_success.a': 0.5, 'eval_success.b': 1 })]],
+      ['n', [run(1, { 'eval_success.a': 0.25, 'eval_success.b': 0.75 })]],
+    ]);
+    const sideBySide = {
+      ...table,
+      columns: [
+        { label: 'table', key: 'eval_success.{row}' },
+        { label: 'neural', key: 'eval_success.{row}', run: 'n' },
+      ],
+    };
+    const [t] = evaluateTables([sideBySide], { discovery, confirmation: null });
+    expect(t?.rows.map((r) => r.cells.map((c) => c.discovery))).toEqual([
+      [0.5, 0.25],
+      [1, 0.75],
+    ]);
+    expect(() =>
+      evaluateTables([{ ...sideBySide, columns: [{ label: 'x', key: 'eval_success.{row}', run: 'm' }] }], {
+        discovery,
+        confirmation: null,
+      }),
+    ).not.toThrow(); // a run with no records in a set gives empty cells (the manifest check names unknown runs)
+  });
 });

@@ -2,7 +2,8 @@
  * The descriptive tables of a findings manifest (`tables`, format 2): the mean over seeds of one
  * metric per cell, on the discovery and on the confirmation seeds, with no test (the claims are
  * where a difference is tested). A cell's key is the column's `key` with `{row}` replaced by the
- * row's value (`eval_success.{row}` over the arms); seeds whose value is not finite are left out.
+ * row's value (`eval_success.{row}` over the arms), read from the column's `run` if it names one, else
+ * the table's; seeds whose value is not finite are left out.
  */
 import { LabError } from '../core/errors.js';
 import type { FindingsManifestV2 } from './findings.js';
@@ -48,11 +49,12 @@ export function evaluateTables(
       row,
       cells: t.columns.map((c) => {
         const key = c.key.replaceAll('{row}', row);
+        const run = c.run ?? t.run;
         const cell = (phase: Phase): number | null => {
-          const records = runs[phase]?.get(t.run);
+          const records = runs[phase]?.get(run);
           if (!records) return null;
           if (!records.some((r) => key in r.metrics)) {
-            throw new LabError('BAD_CLI', `table ${t.id}: ${key} is not a metric of run ${t.run}`, {
+            throw new LabError('BAD_CLI', `table ${t.id}: ${key} is not a metric of run ${run}`, {
               details: { field: `tables.${t.id}`, key },
             });
           }
