@@ -148,6 +148,21 @@ describe('findings manifests', () => {
         },
         /tables\[0\]\.columns\[0\]\.run: no run is named 'nope'/,
       ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          tables: [
+            {
+              id: 't',
+              run: 'agg',
+              row_label: 'run',
+              rows: ['agg', 'typo'],
+              columns: [{ label: 'c', key: 'k', run: '{row}' }],
+            },
+          ],
+        },
+        /tables\[0\]\.columns\[0\]\.run: no run is named 'typo'/,
+      ],
     ])('refuses %j naming the field', (fields, message) => {
       expect(() => parseFindings({ ...base, ...fields }, 'f.json')).toThrow(message);
     });

@@ -298,9 +298,14 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
     if (run.sweep) throw badField(file, `tables[${i}].run`, `'${t.run}' is a sweep`);
     for (const [j, c] of t.columns.entries()) {
       if (c.run === undefined) continue;
-      const other = byName.get(c.run);
-      if (!other) throw badField(file, `tables[${i}].columns[${j}].run`, `no run is named '${c.run}'`);
-      if (other.sweep) throw badField(file, `tables[${i}].columns[${j}].run`, `'${c.run}' is a sweep`);
+      // `{row}` in a column's run: one run per row (a table whose rows are runs)
+      for (const name of c.run.includes('{row}')
+        ? t.rows.map((r) => c.run?.replaceAll('{row}', r) ?? '')
+        : [c.run]) {
+        const other = byName.get(name);
+        if (!other) throw badField(file, `tables[${i}].columns[${j}].run`, `no run is named '${name}'`);
+        if (other.sweep) throw badField(file, `tables[${i}].columns[${j}].run`, `'${name}' is a sweep`);
+      }
     }
   }
   return {

@@ -70,4 +70,21 @@ describe('findings descriptive tables', () => {
       }),
     ).not.toThrow(); // a run with no records in a set gives empty cells (the manifest check names unknown runs)
   });
+
+  it('makes the rows runs with {row} in a column run (a knobs table)', () => {
+    const discovery = new Map([
+      ['base', [run(1, { eval_success: 0.5 }), run(2, { eval_success: 0.7 })]],
+      ['lr-small', [run(1, { eval_success: 0.25 }), run(2, { eval_success: 0.25 })]],
+    ]);
+    const knobs = {
+      id: 'knobs',
+      run: 'base',
+      row_label: 'run',
+      rows: ['base', 'lr-small'],
+      columns: [{ label: 'success', key: 'eval_success', run: '{row}' }],
+    };
+    const [t] = evaluateTables([knobs], { discovery, confirmation: null });
+    expect(t?.rows[0]?.cells[0]?.discovery).toBeCloseTo(0.6, 12);
+    expect(t?.rows[1]?.cells[0]?.discovery).toBe(0.25);
+  });
 });

@@ -3,7 +3,8 @@
  * metric per cell, on the discovery and on the confirmation seeds, with no test (the claims are
  * where a difference is tested). A cell's key is the column's `key` with `{row}` replaced by the
  * row's value (`eval_success.{row}` over the arms), read from the column's `run` if it names one, else
- * the table's; seeds whose value is not finite are left out.
+ * the table's; `{row}` in a column's run makes the rows runs (one row per run: a knobs table).
+ * Seeds whose value is not finite are left out.
  */
 import { LabError } from '../core/errors.js';
 import type { FindingsManifestV2 } from './findings.js';
@@ -49,7 +50,7 @@ export function evaluateTables(
       row,
       cells: t.columns.map((c) => {
         const key = c.key.replaceAll('{row}', row);
-        const run = c.run ?? t.run;
+        const run = (c.run ?? t.run).replaceAll('{row}', row);
         const cell = (phase: Phase): number | null => {
           const records = runs[phase]?.get(run);
           if (!records) return null;
