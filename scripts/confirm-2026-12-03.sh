@@ -29,7 +29,8 @@ args() {
     # docs/experiments/explore.md: tabular, the full 4 x 4 lever grid (the defaults), levers section
     # only (the curriculum and task-class sections are not re-measured here). ~25 s per seed on the
     # shared machine, so 1001..1030 were used: SEEDS=1001..1030 bash ... explore_levers (the per-seed
-    # records under seeds/ are what scripts/exploreFindings.ts reads)
+    # records under seeds/ are what scripts/confirmStats.ts reads; the explore manifest now
+    # covers this run: npm run findings -- explore)
     explore_levers) a=(-e explore --set policy=table --set 'sections=["levers"]'
       --set 'temperatures=[0.7,1,1.5,2]' --set 'entropy_coefs=[0,0.001,0.01,0.05]') ;;
     # docs/experiments/clip.md, reference arm (kl_loss_coefs 0.1, 0.3 vs 0; 150 updates) on 1001..1060

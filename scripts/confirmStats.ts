@@ -57,7 +57,7 @@ const opt = (name: string): string | undefined => {
  * confirmation records, for the covariate over both sets): each a `--seeds` record (`record.json` of
  * `labs run --seeds ... --out DIR`, or `runs/findings/NAME/<phase>/<run>/record.json` of
  * `labs findings NAME`) or a directory of single-seed records (a `--seeds` run's `seeds/`, or
- * scripts/exploreSeeds.sh's output).
+ * a findings run's `runs/findings/NAME/<phase>/<run>/seeds/`).
  */
 function load(paths: string): SeedsRecord {
   const parts: SeedsRecord[] = paths.split(',').map((p) => {
