@@ -43,7 +43,9 @@ import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../
 import { clipConclusions } from './clipNotes.js';
 import { CLIP_OPTIONS, type ClipConfig } from './clipOptions.js';
 import {
+  CLIP_GRID_METRICS,
   CLIP_SWEEP_METRICS,
+  gridMetricKey,
   inHeadlineSlice,
   klMinusNoneKey,
   mean,
@@ -302,6 +304,13 @@ function clipMeasurements(
         metrics[sweepMetricKey(m, c.name, row.epochs as number)] = row[m] as number;
     });
   }
+  // the optimizer grid at the focus clip and without clip, after the last checkpoint
+  const lastEpochs = checkpoints[checkpoints.length - 1];
+  for (const rows of byArm.values()) {
+    const row = rows.find((r) => r.epochs === lastEpochs);
+    if (!row || (row.clip !== focus.name && row.clip !== 'none')) continue;
+    for (const m of CLIP_GRID_METRICS) metrics[gridMetricKey(m, row)] = row[m] as number;
+  }
   if (clips.some((c) => c.name === 'none')) {
     for (const c of clips.filter((x) => x.name !== 'none')) {
       headRows(c.name).forEach((row, k) => {
@@ -322,6 +331,12 @@ function clipMeasurements(
     metrics[`final_kl_to_ref.${arm}`] = round6(mean(tail.map((s) => s.klToRef)));
     metrics[`mean_kl_to_old.${arm}`] = round6(mean(r.steps.map((s) => s.klToOld)));
     metrics[`eval_success.${arm}`] = round6(r.evalSuccess);
+    // verl's kl_loss (a sample estimate) beside the exact KL to the reference, at the last update
+    const lastStep = r.steps[r.steps.length - 1];
+    if (lastStep) {
+      metrics[`last_kl_loss.${arm}`] = round6(lastStep.klLoss);
+      metrics[`last_kl_to_ref.${arm}`] = round6(lastStep.klToRef);
+    }
   }
   const base = runs[0] as ReferenceRun;
   for (const r of runs.slice(1)) {

@@ -1,7 +1,7 @@
 /**
- * The record shape of the `clip` experiment, shared by the experiment (which writes it), its
- * terminal summary (clipSummary.ts) and the docs script (scripts/clipDocTables.ts), so that none of
- * them re-spells a key or re-derives which rows form the headline slice.
+ * The record shape of the `clip` experiment, shared by the experiment (which writes it) and its
+ * terminal summary (clipSummary.ts), so that neither re-spells a key or re-derives which rows form
+ * the headline slice; the docs tables read the metrics named here through docs/findings/clip.json.
  */
 import type { JsonValue } from '../types.js';
 
@@ -20,8 +20,35 @@ export const CLIP_TAIL_METRICS = [
   'update_norm',
 ] as const;
 
-/** The sweep measures of the headline slice that become metrics, per clip and checkpoint epoch count. */
-export const CLIP_SWEEP_METRICS = ['kl_true_mean', 'kl_true_max', 'ratio_max', 'frac_outside_clip'] as const;
+/**
+ * The sweep measures of the headline slice that become metrics, per clip and checkpoint epoch count
+ * (`sweepMetricKey`): the true KL, the ratio tails, the clip's bookkeeping, verl's `ppo_kl` as computed
+ * at the policy and as logged, and the parameter update's norm, so the findings manifest's tables and
+ * claims can read every one of them per seed.
+ */
+export const CLIP_SWEEP_METRICS = [
+  'kl_true_mean',
+  'kl_true_max',
+  'ratio_max',
+  'ratio_p99',
+  'frac_outside_clip',
+  'clipped_moved_further',
+  'pg_clipfrac',
+  'ppo_kl',
+  'ppo_kl_logged',
+  'update_norm',
+] as const;
+
+/** The sweep measures of the optimizer grid that become metrics at the last checkpoint (`gridMetricKey`). */
+export const CLIP_GRID_METRICS = ['kl_true_mean', 'ratio_max', 'frac_outside_clip', 'update_norm'] as const;
+
+/**
+ * `metrics['<measure>.grid_<clip>_<optimizer>_lr<lr>_mb<mini_batches>_dual_<on|off>']`: one cell of the
+ * optimizer x lr x mini-batch x dual-clip grid after the last checkpoint epoch count.
+ */
+export function gridMetricKey(measure: string, row: SweepRow): string {
+  return `${measure}.grid_${row.clip}_${row.optimizer}_lr${row.lr}_mb${row.mini_batches}_dual_${row.dual_clip ? 'on' : 'off'}`;
+}
 
 /** What fixes the headline slice: the sweep's first optimizer, lr, mini-batch count and dual clip. */
 export interface HeadlineSlice {
