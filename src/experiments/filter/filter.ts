@@ -37,7 +37,13 @@ import { startRecord } from '../record.js';
 import { TOKEN_LAB_OPTIONS } from '../tokenLab.js';
 import type { Experiment, JsonValue, RunContext, RunRecord } from '../types.js';
 import { formatFilter } from './filterSummary.js';
-import { accumulateRules, groupIndex, ruleAccumulators, ruleRows } from './zeroVarianceRules.js';
+import {
+  accumulateRules,
+  groupIndex,
+  ruleAccumulators,
+  ruleRows,
+  ZERO_VARIANCE_RULE_METRICS,
+} from './zeroVarianceRules.js';
 
 // --- config -------------------------------------------------------------------------------------------
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -367,12 +373,19 @@ function runFilter(cfg: FilterConfig, ctx: RunContext): RunRecord {
     vsGenerated.push(row);
   }
 
+  // the zero-variance rules on the rescored keep rollouts, per seed as metrics too, so the findings
+  // manifest can table them on both seed sets (`<measure>.<rule>_<scope>`)
+  const zeroVarianceRules = ruleRows(rules, cfg.zero_variance_tol);
+  for (const row of zeroVarianceRules)
+    for (const m of ZERO_VARIANCE_RULE_METRICS)
+      metrics[`${m}.${row.rule}_${row.scope}`] = row[m] as JsonValue;
+
   return record.finish({
     metrics,
     curves,
     tables: {
       arms,
-      zero_variance_rules: ruleRows(rules, cfg.zero_variance_tol),
+      zero_variance_rules: zeroVarianceRules,
       success_vs_generated: vsGenerated,
     },
     notes: [filterConclusion(arms, traces, cfg), ...filterCaveats(cfg)],

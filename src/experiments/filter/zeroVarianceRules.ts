@@ -49,6 +49,16 @@ export function ruleAccumulators(): RuleAccumulator[] {
   return out;
 }
 
+/** The columns of a `ruleRows` row that the filter record also reports per seed as metrics. */
+export const ZERO_VARIANCE_RULE_METRICS = [
+  'zero_variance_groups',
+  'zeroed_rows',
+  'signal_rows_zeroed',
+  'noise_only_groups',
+  'noise_only_groups_with_advantage',
+  'noise_only_max_abs_advantage',
+] as const;
+
 /** Adds one generated batch (clean partial credit and its noisy version) to every rule's counts. */
 export function accumulateRules(
   acc: RuleAccumulator[],
