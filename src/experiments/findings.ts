@@ -116,6 +116,14 @@ const DescriptiveTable = z
   })
   .strict();
 
+/**
+ * The run a descriptive table's cell reads: the column's `run` if it names one, else the table's, with
+ * `{row}` replaced by the row's value (a column run with `{row}` makes the rows runs: a knobs table).
+ */
+export function cellRun(table: { run: string }, column: { run?: string | undefined }, row: string): string {
+  return (column.run ?? table.run).replaceAll('{row}', row);
+}
+
 const ManifestV2 = z
   .object({
     format: z.literal(FINDINGS_FORMAT_V2),
@@ -298,10 +306,7 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
     if (run.sweep) throw badField(file, `tables[${i}].run`, `'${t.run}' is a sweep`);
     for (const [j, c] of t.columns.entries()) {
       if (c.run === undefined) continue;
-      // `{row}` in a column's run: one run per row (a table whose rows are runs)
-      for (const name of c.run.includes('{row}')
-        ? t.rows.map((r) => c.run?.replaceAll('{row}', r) ?? '')
-        : [c.run]) {
+      for (const name of new Set(t.rows.map((row) => cellRun(t, c, row)))) {
         const other = byName.get(name);
         if (!other) throw badField(file, `tables[${i}].columns[${j}].run`, `no run is named '${name}'`);
         if (other.sweep) throw badField(file, `tables[${i}].columns[${j}].run`, `'${name}' is a sweep`);

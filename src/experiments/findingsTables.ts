@@ -7,7 +7,7 @@
  * Seeds whose value is not finite are left out.
  */
 import { LabError } from '../core/errors.js';
-import type { FindingsManifestV2 } from './findings.js';
+import { cellRun, type FindingsManifestV2 } from './findings.js';
 import type { Phase, PhaseRuns } from './findingsClaims.js';
 import type { RunRecord } from './types.js';
 
@@ -50,7 +50,7 @@ export function evaluateTables(
       row,
       cells: t.columns.map((c) => {
         const key = c.key.replaceAll('{row}', row);
-        const run = (c.run ?? t.run).replaceAll('{row}', row);
+        const run = cellRun(t, c, row);
         const cell = (phase: Phase): number | null => {
           const records = runs[phase]?.get(run);
           if (!records) return null;

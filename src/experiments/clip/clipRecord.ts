@@ -26,18 +26,7 @@ export const CLIP_TAIL_METRICS = [
  * at the policy and as logged, and the parameter update's norm, so the findings manifest's tables and
  * claims can read every one of them per seed.
  */
-export const CLIP_SWEEP_METRICS = [
-  'kl_true_mean',
-  'kl_true_max',
-  'ratio_max',
-  'ratio_p99',
-  'frac_outside_clip',
-  'clipped_moved_further',
-  'pg_clipfrac',
-  'ppo_kl',
-  'ppo_kl_logged',
-  'update_norm',
-] as const;
+export const CLIP_SWEEP_METRICS = ['kl_true_mean', ...CLIP_TAIL_METRICS, 'ppo_kl_logged'] as const;
 
 /** The sweep measures of the optimizer grid that become metrics at the last checkpoint (`gridMetricKey`). */
 export const CLIP_GRID_METRICS = ['kl_true_mean', 'ratio_max', 'frac_outside_clip', 'update_norm'] as const;

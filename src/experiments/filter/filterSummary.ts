@@ -5,6 +5,7 @@
 import { rowsTable } from '../armSummary.js';
 import { formatNumber } from '../text.js';
 import type { RunRecord } from '../types.js';
+import { ZERO_VARIANCE_RULE_METRICS } from './zeroVarianceRules.js';
 
 export function formatFilter(record: RunRecord): string {
   const c = record.config;
@@ -30,17 +31,7 @@ export function formatFilter(record: RunRecord): string {
     lines.push(
       '',
       `zero_variance_rules (partial credit + float noise ${c.reward_noise}):`,
-      rowsTable(rules, [
-        'rule',
-        'scope',
-        'tol',
-        'zero_variance_groups',
-        'zeroed_rows',
-        'signal_rows_zeroed',
-        'noise_only_groups',
-        'noise_only_groups_with_advantage',
-        'noise_only_max_abs_advantage',
-      ]),
+      rowsTable(rules, ['rule', 'scope', 'tol', ...ZERO_VARIANCE_RULE_METRICS]),
     );
   }
   const [conclusion, ...rest] = record.notes ?? [];
