@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // one temporary directory per test run, removed at its end (test/support/tmpRoot.ts)
+    globalSetup: ['test/support/tmpRoot.ts'],
   },
 });

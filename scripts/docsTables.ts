@@ -22,6 +22,7 @@ import { COMMANDS, type CommandSpec, commandSynopsis } from '../src/cli/commandT
 import { RATIO_BY_LAG_COLUMNS } from '../src/experiments/rollout/rolloutRecord.js';
 import {
   type FindingsResults,
+  renderFindingsGoals,
   renderFindingsResults,
   renderFindingsTable,
 } from '../src/report/findingsResults.js';
@@ -201,8 +202,11 @@ export const FINDINGS_TABLE = 'findings-claims';
 /** A descriptive table of a findings results file (`columns=ID`): means on both seed sets. */
 export const FINDINGS_DESCRIPTIVE = 'findings-table';
 
+/** The goals of a findings results file: measured value and met / not met per seed set. */
+export const FINDINGS_GOALS = 'findings-goals';
+
 /** Names of the renderers other than `tables.<name>`. */
-export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE, FINDINGS_DESCRIPTIVE];
+export const RENDERER_NAMES = [...Object.keys(named), FINDINGS_TABLE, FINDINGS_DESCRIPTIVE, FINDINGS_GOALS];
 
 /** `# text` wrapped at 100 columns. */
 function commentLines(text: string): string[] {
@@ -249,6 +253,8 @@ export function renderRegion(region: Region, readJson: ReadJson): string {
     if (!id || region.columns?.length !== 1)
       throw new Error(`${region.source}: ${FINDINGS_DESCRIPTIVE} needs columns=ID (one table id)`);
     body = renderFindingsTable(record as unknown as FindingsResults, id);
+  } else if (region.name === FINDINGS_GOALS) {
+    body = renderFindingsGoals(record as unknown as FindingsResults);
   } else if (region.name === FINDINGS_TABLE) {
     // columns= selects claims by id prefix: one page table per group of a manifest's claims
     body = renderFindingsResults(record as unknown as FindingsResults, region.columns);

@@ -189,9 +189,14 @@ describe('findings tables (docs/findings/*.results.json)', () => {
     expect(r.tables.map((t: { id: string }) => t.id)).toEqual(
       (manifest.tables ?? []).map((t: { id: string }) => t.id),
     );
+    expect((r.goals ?? []).map((g: { id: string }) => g.id)).toEqual(
+      (manifest.goals ?? []).map((g: { id: string }) => g.id),
+    );
     expect(r.claims.every((c: { status: string }) => c.status !== 'pending')).toBe(true);
     const regions = findRegions(read(manifest.doc), manifest.doc).filter((g) => g.source === join(dir, name));
     expect(regions.some((g) => g.name === 'findings-claims')).toBe(true);
+    // a manifest's goals are shown where its claims are
+    expect(regions.some((g) => g.name === 'findings-goals')).toBe((manifest.goals ?? []).length > 0);
   });
 
   it('every multi-seed table in docs/experiments/ names its manifest and the one command that rebuilds it', () => {

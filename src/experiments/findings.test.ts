@@ -163,6 +163,53 @@ describe('findings manifests', () => {
         },
         /tables\[0\]\.columns\[0\]\.run: no run is named 'typo'/,
       ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [{ id: 'g', label: 'x', kind: 'seeds', run: 'nope', keys: ['k'], min: 0, share: 1 }],
+        },
+        /goals\[0\]\.run: no run is named 'nope'/,
+      ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [{ id: 'g', label: 'x', kind: 'sd_ratio', run: 'agg', baseline: 'sw', key: 'k', max: 0.5 }],
+        },
+        /goals\[0\]\.baseline: 'sw' is a sweep/,
+      ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [{ id: 'g', label: 'x', kind: 'seeds', run: 'agg', keys: ['k'], share: 1 }],
+        },
+        /goals\[0\]: a seeds goal needs min, max or both/,
+      ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [
+            { id: 'g', label: 'x', kind: 'seeds', run: 'agg', keys: ['k'], min: 0.9, max: 0.1, share: 1 },
+          ],
+        },
+        /goals\[0\]\.min: min 0\.9 is above max 0\.1/,
+      ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [{ id: 'g', label: 'x', kind: 'seeds', run: 'agg', keys: ['k'], min: 0, share: 0 }],
+        },
+        /goals\[0\]\.share: /,
+      ],
+      [
+        {
+          claims: [{ id: 'a', a: 'agg:m', b: 'mask:m' }],
+          goals: [
+            { id: 'g', label: 'x', kind: 'seeds', run: 'agg', keys: ['k'], min: 0, share: 1 },
+            { id: 'g', label: 'y', kind: 'seeds', run: 'agg', keys: ['k'], max: 1, share: 1 },
+          ],
+        },
+        /goals\[1\]\.id: 'g' names two goals/,
+      ],
     ])('refuses %j naming the field', (fields, message) => {
       expect(() => parseFindings({ ...base, ...fields }, 'f.json')).toThrow(message);
     });

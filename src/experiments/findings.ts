@@ -39,6 +39,7 @@
  */
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
+import type { FindingsGoal } from './findingsGoals.js';
 
 export const FINDINGS_FORMAT = 'labs-findings/1';
 /** Format 2: discovery and confirmation seeds, and claims (read beside format 1). */
@@ -116,6 +117,38 @@ const DescriptiveTable = z
   })
   .strict();
 
+const GOAL_ID = z.string().regex(RUN_NAME, 'lower-case letters, digits, _ . - (an id)');
+
+/** A goal (src/experiments/findingsGoals.ts): a threshold on a run, checked on each seed set. */
+const Goal = z.discriminatedUnion('kind', [
+  z
+    .object({
+      id: GOAL_ID,
+      label: z.string().min(1),
+      /** Every key within [min, max] on at least `share` of the seeds. */
+      kind: z.literal('seeds'),
+      run: z.string(),
+      keys: z.array(z.string().min(1)).min(1),
+      min: z.number().finite().optional(),
+      max: z.number().finite().optional(),
+      /** The share of seeds that must pass, in (0, 1]; 1 = every seed. */
+      share: z.number().gt(0).lte(1),
+    })
+    .strict(),
+  z
+    .object({
+      id: GOAL_ID,
+      label: z.string().min(1),
+      /** The between-seed sd of `key` in `run` ÷ the same in `baseline`, at most `max`. */
+      kind: z.literal('sd_ratio'),
+      run: z.string(),
+      baseline: z.string(),
+      key: z.string().min(1),
+      max: z.number().finite().nonnegative(),
+    })
+    .strict(),
+]);
+
 /**
  * The run a descriptive table's cell reads: the column's `run` if it names one, else the table's, with
  * `{row}` replaced by the row's value (a column run with `{row}` makes the rows runs: a knobs table).
@@ -137,6 +170,8 @@ const ManifestV2 = z
     claims: z.array(Claim).min(1),
     /** Descriptive tables of the page (means per seed set, no test), one row per `rows` value. */
     tables: z.array(DescriptiveTable).default([]),
+    /** Goals the page sets (thresholds, not claims), checked on each seed set. */
+    goals: z.array(Goal).default([]),
   })
   .strict();
 
@@ -170,6 +205,7 @@ export interface FindingsV2 {
   runs: FindingsRun[];
   claims: FindingsClaim[];
   tables: FindingsManifestV2['tables'];
+  goals: FindingsGoal[];
 }
 
 function schemaError(error: z.ZodError, file: string): LabError {
@@ -313,6 +349,23 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
       }
     }
   }
+  const goalIds = new Set<string>();
+  for (const [i, g] of m.goals.entries()) {
+    if (goalIds.has(g.id)) throw badField(file, `goals[${i}].id`, `'${g.id}' names two goals`);
+    goalIds.add(g.id);
+    for (const field of g.kind === 'seeds' ? (['run'] as const) : (['run', 'baseline'] as const)) {
+      const name = (g as Record<typeof field, string>)[field];
+      const run = byName.get(name);
+      if (!run) throw badField(file, `goals[${i}].${field}`, `no run is named '${name}'`);
+      if (run.sweep) throw badField(file, `goals[${i}].${field}`, `'${name}' is a sweep`);
+    }
+    if (g.kind === 'seeds') {
+      if (g.min === undefined && g.max === undefined)
+        throw badField(file, `goals[${i}]`, 'a seeds goal needs min, max or both');
+      if (g.min !== undefined && g.max !== undefined && g.min > g.max)
+        throw badField(file, `goals[${i}].min`, `min ${g.min} is above max ${g.max}`);
+    }
+  }
   return {
     format: FINDINGS_FORMAT_V2,
     title: m.title,
@@ -322,6 +375,7 @@ export function parseFindingsV2(data: unknown, file: string): FindingsV2 {
     runs: m.runs,
     claims,
     tables: m.tables,
+    goals: m.goals,
   };
 }
 

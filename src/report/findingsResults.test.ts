@@ -4,6 +4,7 @@ import {
   type FindingsResults,
   formatDiff,
   formatP,
+  renderFindingsGoals,
   renderFindingsResults,
   renderFindingsTable,
 } from './findingsResults.js';
@@ -39,6 +40,26 @@ describe('findings results tables', () => {
     expect(keep).toContain(
       `${Number(cell?.discovery?.toPrecision(4))} / ${Number(cell?.confirmation?.toPrecision(4))}`,
     );
+  });
+
+  it('goals: the measured value and met / not met on each seed set, failing seeds named', () => {
+    const goals = JSON.parse(
+      readFileSync('docs/findings/warm-start.results.json', 'utf8'),
+    ) as FindingsResults;
+    const md = renderFindingsGoals(goals);
+    const band = md.split('\n').find((l) => l.startsWith("| after pretraining: each level's")) ?? '';
+    const g = goals.goals?.find((x) => x.id === 'pretrain-band');
+    expect(g?.kind).toBe('seeds');
+    const d = g?.discovery as { passing: number; n: number; met: boolean; failing: number[] };
+    expect(band).toContain(`${d.passing} of ${d.n}`);
+    expect(band).toContain(d.met ? '**met**' : 'not met');
+    if (d.failing.length) expect(band).toContain(`fails: seed ${d.failing.join(', ')}`);
+    const sd =
+      md
+        .split('\n')
+        .find((l) => l.includes('between-seed sd') && l.includes('| mask-neural-sft-lr0.001 |')) ?? '';
+    expect(sd).toMatch(/\d\.\d{3} ÷ \d\.\d{3} = \d\.\d{3}: (\*\*met\*\*|not met)/);
+    expect(() => renderFindingsGoals(results)).toThrow('the results have no goals');
   });
 
   it('prints differences with a true minus sign and p-values without false precision', () => {

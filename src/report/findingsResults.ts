@@ -14,6 +14,7 @@ import {
   type ClaimResult,
   type ClaimVariant,
 } from '../experiments/findingsClaims.js';
+import type { GoalResult } from '../experiments/findingsGoals.js';
 import type { DescriptiveTableResult } from '../experiments/findingsTables.js';
 import { VERSION } from '../experiments/version.js';
 
@@ -39,6 +40,8 @@ export interface FindingsResults {
   claims: ClaimResult[];
   /** The manifest's descriptive tables: means per seed set. */
   tables: DescriptiveTableResult[];
+  /** The manifest's goals on each seed set (only when it declares any). */
+  goals?: GoalResult[];
 }
 
 /** The results file's content for manifest `m` (read from `file`, named `name`). */
@@ -49,6 +52,7 @@ export function findingsResults(
   seeds: { discovery: readonly number[]; confirmation: readonly number[] },
   claims: ClaimResult[],
   tables: DescriptiveTableResult[] = [],
+  goals: GoalResult[] = [],
 ): FindingsResults {
   return {
     format: FINDINGS_RESULTS_FORMAT,
@@ -78,6 +82,7 @@ export function findingsResults(
     },
     claims,
     tables,
+    ...(goals.length ? { goals } : {}),
   };
 }
 
@@ -195,4 +200,61 @@ export function renderFindingsTable(r: FindingsResults, id: string): string {
     ...row.cells.map((c) => `${formatMean(c.discovery)} / ${formatMean(c.confirmation)}`),
   ]);
   return `${[line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n')}\n\nEach cell: mean over the discovery seeds ${r.discovery.seeds} / over the confirmation seeds ${r.confirmation.seeds} (descriptive; differences are tested in the claims table). Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
+}
+
+/** A goal's threshold in words: `every key in [0.1, 0.8] on 100% of seeds`, `≤ 0.5`. */
+function goalTarget(g: GoalResult): string {
+  if (g.kind === 'sd_ratio') return `sd ÷ ${g.baseline}'s sd ≤ ${g.max}`;
+  const range =
+    g.min !== undefined && g.max !== undefined
+      ? `in [${g.min}, ${g.max}]`
+      : g.min !== undefined
+        ? `≥ ${g.min}`
+        : `≤ ${g.max}`;
+  const share = g.share === 1 ? 'every seed' : `at least ${Number((g.share * 100).toPrecision(3))}% of seeds`;
+  return `${g.keys.length > 1 ? 'every key' : 'the key'} ${range} on ${share}`;
+}
+
+const f3 = (x: number) => x.toFixed(3);
+
+function goalCell(g: GoalResult, phase: 'discovery' | 'confirmation'): string {
+  if (g.kind === 'sd_ratio') {
+    const p = g[phase];
+    if (!p) return 'not run';
+    const ratio = p.ratio === null ? 'baseline sd 0' : f3(p.ratio);
+    return `${f3(p.sd)} ÷ ${f3(p.baseline_sd)} = ${ratio}: ${p.met ? '**met**' : 'not met'}`;
+  }
+  const p = g[phase];
+  if (!p) return 'not run';
+  const pct = p.n ? ` (${Math.round((100 * p.passing) / p.n)}%)` : '';
+  const failing = p.failing.length && p.failing.length <= 5 ? `; fails: seed ${p.failing.join(', ')}` : '';
+  const ranges = p.ranges.map((r) => (r ? `${f3(r[0])}–${f3(r[1])}` : '-')).join(' / ');
+  return `${p.passing} of ${p.n}${pct}: ${p.met ? '**met**' : 'not met'}${failing}; range ${ranges}`;
+}
+
+/**
+ * The goals table of a results file (`findings-goals`): per goal its run, the keys, the threshold,
+ * and on each seed set the measured value and whether it is met, then the seeds and the command.
+ * Error: a results file without goals.
+ */
+export function renderFindingsGoals(r: FindingsResults): string {
+  if (!r.goals?.length) throw new Error(`${r.manifest}: the results have no goals`);
+  const header = [
+    'goal',
+    'run',
+    'measured',
+    'target',
+    `discovery ${r.discovery.seeds}`,
+    `confirmation ${r.confirmation.seeds}`,
+  ];
+  const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  const rows = r.goals.map((g) => [
+    g.label,
+    g.run,
+    g.kind === 'seeds' ? g.keys.map((k) => `\`${k}\``).join(', ') : `sd of \`${g.key}\` over seeds`,
+    goalTarget(g),
+    goalCell(g, 'discovery'),
+    goalCell(g, 'confirmation'),
+  ]);
+  return `${[line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n')}\n\nEach seed set on its own: a seeds goal counts the seeds that pass (the range is each key's min–max over the seeds, in the order of the keys); an sd goal divides the between-seed sample sd by the baseline run's. Goals are thresholds, not tested claims. Manifest \`${r.manifest}\`; rebuild: \`npm run findings -- ${r._command.replace(/^labs findings /, '')}\`, then \`npm run docs\`.`;
 }

@@ -23,6 +23,7 @@ import {
   runSets,
 } from '../../experiments/findings.js';
 import { evaluateClaims, PHASES, type Phase, type PhaseRuns } from '../../experiments/findingsClaims.js';
+import { evaluateGoals } from '../../experiments/findingsGoals.js';
 import { evaluateTables } from '../../experiments/findingsTables.js';
 import { summarizeSeedRuns } from '../../experiments/multiSeed.js';
 import { resolveConfig } from '../../experiments/options.js';
@@ -33,7 +34,7 @@ import { parseSweep } from '../../experiments/sweepSpec.js';
 import type { Experiment, JsonValue, MultiSeedRecord, RunRecord } from '../../experiments/types.js';
 import { VERSION } from '../../experiments/version.js';
 import { formatCompare } from '../../report/compareOutput.js';
-import { findingsResults, formatClaims } from '../../report/findingsResults.js';
+import { findingsResults, formatClaims, renderFindingsGoals } from '../../report/findingsResults.js';
 import { toJson, writeFileAtomic, writeRecord } from '../../report/records.js';
 import { openSeedDir, SEED_PLAN_FORMAT, type SeedDir, type SeedPlan } from '../../report/seedRecords.js';
 import { checkOutputPlaces } from '../outputPlaces.js';
@@ -370,12 +371,13 @@ async function findingsV2Command(p: FindingsCli, file: string, m: FindingsV2): P
     return 0;
   }
   const claims = evaluateClaims(m.claims, phaseRuns);
-  const result = findingsResults(m, file, name, seeds, claims, evaluateTables(m.tables, phaseRuns));
+  const goals = evaluateGoals(m.goals, phaseRuns);
+  const result = findingsResults(m, file, name, seeds, claims, evaluateTables(m.tables, phaseRuns), goals);
   await writeJson(results, result);
   if (p.json) output.write(`${toJson(result)}\n`);
   else {
     output.write(
-      `${m.title} (discovery ${m.discovery}, confirmation ${m.confirmation}; ran ${ran} seed runs, ${skipped} already on disk)\n\n${formatClaims(claims)}\n\nresults: ${results}\n`,
+      `${m.title} (discovery ${m.discovery}, confirmation ${m.confirmation}; ran ${ran} seed runs, ${skipped} already on disk)\n\n${formatClaims(claims)}\n${goals.length ? `\n${renderFindingsGoals(result)}\n` : ''}\nresults: ${results}\n`,
     );
   }
   return 0;
