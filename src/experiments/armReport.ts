@@ -6,6 +6,7 @@
  */
 import type { ArmResult, UpdateRecord } from '../train/tokenMeasures.js';
 import type { JsonValue } from './types.js';
+import { warmStartRow } from './warmStart.js';
 
 /** Per-update series of one measure for every arm, as `curves['<family>.<arm>']`. */
 export function armCurves(
@@ -86,14 +87,6 @@ export function round6(x: number): number {
 }
 
 /** Nested objects as flat `a.b` keys (a table cell holds a scalar). */
-function flatten(value: Record<string, JsonValue>, prefix = '', out: Record<string, JsonValue> = {}) {
-  for (const [k, v] of Object.entries(value)) {
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v, `${prefix}${k}.`, out);
-    else out[`${prefix}${k}`] = v;
-  }
-  return out;
-}
-
 /** What {@link levelReport} adds to a token-lab record: metrics, the `levels` table, the warm-start table and note. */
 export interface LevelReport {
   metrics: Record<string, JsonValue>;
@@ -133,9 +126,7 @@ export function levelReport(results: readonly ArmResult[]): LevelReport {
     return row;
   });
   if (warm) {
-    out.tables.warm_start = [
-      { init: 'sft', checkpoint: warm.checkpoint, key: warm.key, ...flatten(warm.meta) },
-    ];
+    out.tables.warm_start = [warmStartRow(warm)];
     const rates = (pick: (i: number) => number | undefined) =>
       first.evaluationByLevel
         ?.map((l, i) => `level ${l.level} ${fixed(pick(i) ?? Number.NaN, 3)}`)

@@ -91,8 +91,27 @@ export const WARM_START_OPTIONS = {
   ),
 } as const;
 
-/** The warm-start keys of a config. */
-export interface WarmStartConfig extends LearnerConfig {
+/**
+ * The warm-start keys of a config, and the model and env options the pretraining reads (the token
+ * lab's and explore's configs both have them; explore, whose tasks are levels 1..3, passes
+ * max_level 3).
+ */
+export interface WarmStartConfig
+  extends Pick<
+    LearnerConfig,
+    | 'policy'
+    | 'observation_logit_init'
+    | 'think_buckets'
+    | 'tool_error_rate'
+    | 'max_operand'
+    | 'budget'
+    | 'unbounded_budget'
+    | 'd_model'
+    | 'grad_clip'
+    | 'max_level'
+    | 'think_decay'
+    | 'think_cap'
+  > {
   init: 'scratch' | 'sft';
   init_checkpoint: string;
   sft_steps: number;
@@ -253,4 +272,20 @@ export function warmStart(
       `checkpoint: pretrained (${cfg.sft_steps} steps x ${cfg.sft_batch} demonstrations); not cached (sft_cache_dir '')`,
     );
   return { params: model.params, checkpoint: file, key, meta };
+}
+
+function flatten(value: Record<string, JsonValue>, prefix = '', out: Record<string, JsonValue> = {}) {
+  for (const [k, v] of Object.entries(value)) {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v, `${prefix}${k}.`, out);
+    else out[`${prefix}${k}`] = v;
+  }
+  return out;
+}
+
+/**
+ * The record's `tables.warm_start` row of a warm start: `init`, the checkpoint file, its cache key
+ * and what produced it (the checkpoint's `meta`, nested keys joined with `.`).
+ */
+export function warmStartRow(w: Pick<WarmStart, 'checkpoint' | 'key' | 'meta'>): Record<string, JsonValue> {
+  return { init: 'sft', checkpoint: w.checkpoint, key: w.key, ...flatten(w.meta) };
 }

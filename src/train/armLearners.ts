@@ -62,6 +62,12 @@ export interface LearnerConfig {
   think_cap: number;
 }
 
+/** What the GRU's shape and initial output bias are made of (read by {@link createSequenceModel}). */
+export type SequenceModelConfig = Pick<
+  LearnerConfig,
+  'max_operand' | 'budget' | 'unbounded_budget' | 'd_model' | 'observation_logit_init'
+>;
+
 export interface ArmLearner {
   /** `{ policy, ...size }` for the record. */
   readonly description: Record<string, string | number>;
@@ -101,7 +107,7 @@ export function createLearner(cfg: LearnerConfig, init: Rng, initialParams?: Flo
  * The neural policy's model for `cfg` (vocabulary, a context for the longest prompt and budget,
  * d_model, the observation-token output bias), its parameters drawn from `init`.
  */
-export function createSequenceModel(cfg: LearnerConfig, init: Rng): SequenceModel {
+export function createSequenceModel(cfg: SequenceModelConfig, init: Rng): SequenceModel {
   const context = maxPromptLength(cfg.max_operand) + Math.max(cfg.budget, cfg.unbounded_budget ?? cfg.budget);
   return new SequenceModel(
     {

@@ -292,7 +292,7 @@ class TemperedSequenceAgent implements TranscriptAgent {
   }
 }
 
-function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
+function neuralLearner(cfg: ExploreLearnerConfig, init: Rng, initialParams?: Float64Array): ExploreLearner {
   const model = new SequenceModel(
     {
       vocab: PROMPTED_VOCAB_SIZE,
@@ -302,6 +302,13 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
     },
     init,
   );
+  if (initialParams) {
+    if (initialParams.length !== model.size)
+      throw new Error(
+        `explore: warm-start parameters of size ${initialParams.length}, model size ${model.size}`,
+      );
+    model.params.set(initialParams);
+  }
   const optimizer = new Optimizer(model.size, { kind: 'adam', learningRate: cfg.neural_lr });
   const policyModel = sequencePolicyModel(model);
   let step = 0;
@@ -350,7 +357,14 @@ function neuralLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
   };
 }
 
-/** The learner for `cfg.policy`, initialised from `init` (the seed's policy-init stream). */
-export function createExploreLearner(cfg: ExploreLearnerConfig, init: Rng): ExploreLearner {
-  return cfg.policy === 'neural' ? neuralLearner(cfg, init) : tableLearner(cfg);
+/**
+ * The learner for `cfg.policy`, initialised from `init` (the seed's policy-init stream), or for the
+ * neural policy from `initialParams` when given (the warm start: src/experiments/warmStart.ts).
+ */
+export function createExploreLearner(
+  cfg: ExploreLearnerConfig,
+  init: Rng,
+  initialParams?: Float64Array,
+): ExploreLearner {
+  return cfg.policy === 'neural' ? neuralLearner(cfg, init, initialParams) : tableLearner(cfg);
 }

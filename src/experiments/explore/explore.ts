@@ -16,6 +16,10 @@
  *     staged (the schedule's levels in equal blocks of updates) without replay and with each replay
  *     fraction; hardest-variance-first (the hardest level whose recent groups were mixed).
  *
+ * With `policy=neural --set init=sft` every arm starts from the supervised warm start (warmStart.ts;
+ * the token lab's pretraining at the same seed, so its cached checkpoint is shared), and the record
+ * has the pretrained pass rate per level on the fixed evaluation set.
+ *
  * Reads top to bottom: config, setup, the three sections (each: arms, loop, measurements), record.
  */
 import { type PromptedTask, samplePromptedTask } from '../../envs/promptedArithmetic.js';
@@ -29,14 +33,17 @@ import {
 import { groupLabelsOfSizes } from '../../train/rollout.js';
 import { startRecord } from '../record.js';
 import type { Experiment, JsonValue, PlotHint, RunContext, RunRecord } from '../types.js';
+import { warmStart } from '../warmStart.js';
 import { EXPLORE_OPTIONS, type ExploreConfig, type Section } from './exploreOptions.js';
 import {
   type Batch,
   curriculumSection,
+  evaluateLevels,
   leversSection,
   measureBatch,
   type SectionState,
   taskClassesSection,
+  warmStartReport,
 } from './exploreSections.js';
 
 export { EXPLORE_OPTIONS, type ExploreConfig } from './exploreOptions.js';
@@ -58,7 +65,10 @@ function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
   const evalSet = [1, 2, 3].map((lvl) =>
     Array.from({ length: cfg.eval_per_level }, () => samplePromptedTask(evalRng, cfg.max_operand, lvl, lvl)),
   );
-  const newLearner = () => createExploreLearner(cfg, new Rng(seed).fork('explore/policy-init'));
+  // init=sft: every arm starts from the warm start's parameters (pretrained once per seed, cached)
+  const start = warmStart({ ...cfg, max_level: 3 }, seed, ctx.onInfo);
+  const newLearner = () =>
+    createExploreLearner(cfg, new Rng(seed).fork('explore/policy-init'), start?.params);
   const streams = (label: string) => {
     const root = new Rng(seed);
     return {
@@ -116,6 +126,8 @@ function runExplore(cfg: ExploreConfig, ctx: RunContext): RunRecord {
     plots,
     notes,
   };
+
+  if (start) warmStartReport(start, evaluateLevels(newLearner(), evalSet, seed), state);
 
   // --- (a) levers: temperature x entropy coefficient x IS correction ---------------------------------
   if (sections.has('levers')) leversSection(state);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { LOSS_AGG_MODES, type LossAggMode } from '../../core/aggLoss.js';
 import { D_MODEL_RANGE } from '../../policy/sequenceModel.js';
 import { defineOptions, option } from '../options.js';
+import { WARM_START_OPTIONS } from '../warmStart.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);
@@ -39,7 +40,12 @@ export const EXPLORE_OPTIONS = defineOptions({
     "verl loss_agg_mode of the policy loss and the entropy term (verl's token-mean)",
   ),
   lr: option(num(1e-6, 100), 0.05, 'table: Adam step size on the logits (the token lab default)'),
-  neural_lr: option(num(1e-6, 1), 0.01, 'neural: Adam step size (the token lab default)'),
+  // from the warm start the token lab's default, 0.001 (chosen on the mask runs of
+  // docs/findings/warm-start.json before any explore run from the warm start, not tuned here)
+  neural_lr: option(num(1e-6, 1), 0.01, 'neural: Adam step size (the token lab default)', '', {
+    when: { option: 'init', equals: 'sft' },
+    value: 0.001,
+  }),
   d_model: option(int(D_MODEL_RANGE.min, D_MODEL_RANGE.max), 32, 'neural: GRU width'),
   grad_clip: option(num(1e-6, 1e6), 1, 'neural: global gradient-norm bound (verl actor.grad_clip)'),
   budget: option(int(4, 1000), 48, 'token budget per transcript', 'tokens'),
@@ -84,6 +90,10 @@ export const EXPLORE_OPTIONS = defineOptions({
     4,
     'demonstrations arm: never-solved tasks given one expert transcript each',
   ),
+  // init=sft: every arm starts from the supervised warm start (warmStart.ts), the same pretraining
+  // (and cache entry) as the token lab's at the same seed and options: explore's model and env are
+  // the mask/aggregation ones (budget 48, levels 1..3)
+  ...WARM_START_OPTIONS,
   // (c) curriculum
   eval_every: option(int(1, 10000), 10, 'curriculum: evaluate the fixed set every this many updates'),
   schedule: option(

@@ -14,6 +14,7 @@ import {
 } from '../../train/exploreLearner.js';
 import type { JsonValue, PlotHint } from '../types.js';
 
+import { type WarmStart, warmStartRow } from '../warmStart.js';
 import type { ExploreConfig } from './exploreOptions.js';
 
 /** Arm-name fragment of a number: 1.5 -> 1p5. */
@@ -94,6 +95,22 @@ export interface SectionState {
   tables: Record<string, Record<string, JsonValue>[]>;
   plots: Record<string, PlotHint>;
   notes: string[];
+}
+
+/**
+ * The warm start in the record (init=sft): `metrics['pretrain_pass_rate.level_<k>']`, the pretrained
+ * policy's success at tau = 1 on the fixed evaluation set before any RL (the same tasks and streams
+ * as every later evaluation, so before and after are paired task by task), `tables.warm_start` (the
+ * checkpoint and what produced it) and a note.
+ */
+export function warmStartReport(start: WarmStart, before: readonly number[], state: SectionState): void {
+  before.forEach((x, i) => {
+    state.metrics[`pretrain_pass_rate.level_${i + 1}`] = r6(x);
+  });
+  state.tables.warm_start = [warmStartRow(start)];
+  state.notes.push(
+    `Warm start (init=sft): every arm started from the pretrained checkpoint ${start.checkpoint === '' ? '(not cached)' : start.checkpoint}; pass rate on the fixed evaluation set before RL: ${before.map((x, i) => `level ${i + 1} ${x.toFixed(3)}`).join(', ')}.`,
+  );
 }
 
 /** Section (a) levers: temperature x entropy coefficient x IS correction. */
@@ -362,7 +379,7 @@ export function curriculumSection(state: SectionState): void {
 /**
  * The curriculum measures each arm reports as metrics (and as arm − uniform): forgetting proper
  * (peak − final level-1 success), the gain on the hardest level, the area under the evaluation curve,
- * and the final level-1 and level-3 success, which tell a gap in final easy-task success (a staged
+ * and the final success per level (1, 2, 3), which tell a gap in final easy-task success (a staged
  * arm that never learned level 1 as well) from forgetting.
  */
 const CURRICULUM_METRICS = [
@@ -370,6 +387,7 @@ const CURRICULUM_METRICS = [
   'gain_hard',
   'eval_auc',
   'final_level_1',
+  'final_level_2',
   'final_level_3',
 ] as const;
 
