@@ -3,10 +3,12 @@
 // record is the serial one, byte for byte except its timing fields, and a failure names the same seed
 // as a serial run.
 import { spawnSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSeedPool } from '../src/cli/runtime/seedPool.js';
 import { agent } from '../src/experiments/agent/agent.js';
@@ -277,6 +279,47 @@ describe('the seed pool (this thread and built workers)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("close() keeps a worker ref'd until it exits, even when it answers a job meanwhile", async () => {
+    // A stand-in worker that records ref / unref (Node's Worker does not say): as Node's,
+    // terminate() refs it and resolves on 'exit'.
+    class StandIn extends EventEmitter {
+      referenced = false;
+      jobs: { id: number }[] = [];
+      ref() {
+        this.referenced = true;
+      }
+      unref() {
+        this.referenced = false;
+      }
+      postMessage(job: { id: number }) {
+        this.jobs.push(job);
+      }
+      terminate() {
+        this.ref();
+        return new Promise((done) => this.once('exit', done));
+      }
+    }
+    const w = new StandIn();
+    const pool = startSeedPool(
+      pathToFileURL('/stand-in.mjs'),
+      'agent',
+      1,
+      'now',
+      () => w as unknown as Worker,
+    );
+    // the worker never answers in time: this thread runs the seed, and does not wait for it
+    const outcomes = await pool.runner(agent as Experiment).runAll([{ config, seed: 1 }]);
+    expect(outcomes.map((o) => o?.ok)).toEqual([true]);
+    const closed = pool.close();
+    // it answers the job only now, while it is being terminated
+    w.emit('message', { job: w.jobs[0]?.id, type: 'done' });
+    // unref'd here, an idle event loop would end the process before 'exit' (`labs findings --jobs 2`
+    // stopped after its first run, silently, with code 0)
+    expect(w.referenced).toBe(true);
+    w.emit('exit', 1);
+    await closed;
+  });
 
   it('a worker that cannot load its experiment leaves the seeds to this thread', async () => {
     const pool = startSeedPool(workerUrl(), 'no-such-experiment', 1);

@@ -120,6 +120,18 @@ export function openSeedPool(name: string, jobs: number, tasks: number, startNow
  */
 export type WorkerStart = 'now' | ((remaining: number, paceMs: number) => boolean);
 
+/** Starts one worker thread (a test passes a stand-in that records ref / unref). */
+export type SpawnWorker = (url: URL, data: SeedWorkerData) => Worker;
+
+function spawnWorker(url: URL, data: SeedWorkerData): Worker {
+  // Loaded here, not at import: node:worker_threads pulls in about fifteen of Node's own modules
+  // (net, child_process, ...), a few ms of every single-seed `labs run` that never starts a worker.
+  const { Worker } = createRequire(import.meta.url)(
+    'node:worker_threads',
+  ) as typeof import('node:worker_threads');
+  return new Worker(url, { workerData: data });
+}
+
 type WorkerEnd = { loadError?: Error; died?: Error };
 /** A {@link SeedJob} before the pool tags it with its id. */
 type UntaggedJob = SeedJob extends infer J ? (J extends unknown ? Omit<J, 'id'> : never) : never;
@@ -138,19 +150,17 @@ export function startSeedPool(
   name: string,
   workers: number,
   when: WorkerStart = 'now',
+  spawn: SpawnWorker = spawnWorker,
 ): SeedPool {
   const all: Worker[] = [];
   const dead = new Map<Worker, Error>();
   /** Jobs each worker is still answering: it keeps the process alive while it has any. */
   const busy = new Map<Worker, number>();
+  /** Set by close(): from then on every worker stays ref'd until it exits. */
+  let closing = false;
   const start = () => {
-    // Loaded here, not at import: node:worker_threads pulls in about fifteen of Node's own modules
-    // (net, child_process, ...), a few ms of every single-seed `labs run` that never starts a worker.
-    const { Worker } = createRequire(import.meta.url)(
-      'node:worker_threads',
-    ) as typeof import('node:worker_threads');
     for (let i = 0; i < workers; i++) {
-      const w = new Worker(workerUrl, { workerData: { experiment: name } satisfies SeedWorkerData });
+      const w = spawn(workerUrl, { experiment: name });
       // Idle workers must not keep the process alive; a worker that dies outside a run is noted.
       w.unref();
       w.on('exit', (code) => {
@@ -195,7 +205,11 @@ export function startSeedPool(
         w.off('exit', onDeath);
         const left = (busy.get(w) ?? 1) - 1;
         busy.set(w, left);
-        if (left === 0) w.unref();
+        // Not while closing: terminate() refs the worker until its 'exit', and a job it answers
+        // meanwhile (one it claimed nothing of, not waited for) would undo that ref; the event loop
+        // could then empty before 'exit', and the process end silently with code 0 in the middle of
+        // the caller's await (seen: `labs findings --jobs 2` stopping after its first run).
+        if (left === 0 && !closing) w.unref();
       };
       busy.set(w, (busy.get(w) ?? 0) + 1);
       w.ref();
@@ -390,6 +404,7 @@ export function startSeedPool(
     },
     stats: () => ({ workersStarted: all.length, itemsByWorkers }),
     async close() {
+      closing = true;
       await Promise.all(all.map((w) => w.terminate()));
     },
   };
