@@ -39,7 +39,6 @@
  */
 import { z } from 'zod';
 import { LabError } from '../core/errors.js';
-import type { FindingsGoal } from './findingsGoals.js';
 
 export const FINDINGS_FORMAT = 'labs-findings/1';
 /** Format 2: discovery and confirmation seeds, and claims (read beside format 1). */
@@ -178,6 +177,8 @@ const ManifestV2 = z
 export type FindingsManifest = z.output<typeof Manifest>;
 export type FindingsRun = FindingsManifest['runs'][number];
 export type FindingsManifestV2 = z.output<typeof ManifestV2>;
+/** A goal as the manifest declares it (checked: src/experiments/findingsGoals.ts evaluates it). */
+export type FindingsGoal = z.output<typeof Goal>;
 
 /** One side of a claim: a metric key of one run's per-seed records. */
 export interface ClaimSide {

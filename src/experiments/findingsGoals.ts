@@ -15,33 +15,15 @@
  * least two finite values in each run.
  */
 import { LabError } from '../core/errors.js';
+import type { FindingsGoal } from './findings.js';
 import type { Phase, PhaseRuns } from './findingsClaims.js';
 import type { RunRecord } from './types.js';
 
+export type { FindingsGoal } from './findings.js';
 /** A `seeds` goal, as the manifest declares it (checked by findings.ts). */
-export interface SeedsGoal {
-  id: string;
-  label: string;
-  kind: 'seeds';
-  run: string;
-  keys: string[];
-  min?: number | undefined;
-  max?: number | undefined;
-  share: number;
-}
-
+export type SeedsGoal = Extract<FindingsGoal, { kind: 'seeds' }>;
 /** An `sd_ratio` goal, as the manifest declares it. */
-export interface SdRatioGoal {
-  id: string;
-  label: string;
-  kind: 'sd_ratio';
-  run: string;
-  baseline: string;
-  key: string;
-  max: number;
-}
-
-export type FindingsGoal = SeedsGoal | SdRatioGoal;
+export type SdRatioGoal = Extract<FindingsGoal, { kind: 'sd_ratio' }>;
 
 /** A `seeds` goal on one seed set. */
 export interface SeedsGoalPhase {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectLabError, labErrorOf } from '../../test/support/labError.js';
 import { toJson } from '../report/records.js';
+import { explore } from './explore/explore.js';
 import { mask } from './mask/mask.js';
 import { configOf, runExperiment } from './options.js';
 import type { RunRecord } from './types.js';
@@ -142,4 +143,66 @@ describe('the RL step size from the warm start', () => {
     expect(configOf(mismatch, {}).init).toBe('sft');
     expect(configOf(mismatch, {}).neural_lr).toBe(0.01);
   });
+});
+
+describe('explore from the warm start (policy=neural, init=sft)', () => {
+  /** A warm-started neural explore run (curriculum only) small enough for a test. */
+  const exploreTiny = {
+    policy: 'neural',
+    init: 'sft',
+    d_model: 8,
+    sections: ['curriculum'],
+    updates: 3,
+    tasks_per_update: 2,
+    group_size: 3,
+    eval_per_level: 4,
+    eval_every: 2,
+    replay_fractions: [0.3],
+    sft_steps: 4,
+    sft_batch: 4,
+  };
+
+  it('shares the token lab pretraining of the seed (one cache entry), reports it, and starts from it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'explore-sft-'));
+    const info: string[] = [];
+    // mask with explore's model and env options: the same pretraining, so explore reuses its file
+    await runExperiment(
+      mask,
+      {
+        policy: 'neural',
+        init: 'sft',
+        d_model: 8,
+        updates: 1,
+        tasks_per_update: 2,
+        group_size: 2,
+        eval_tasks: 3,
+        sft_steps: 4,
+        sft_batch: 4,
+        sft_cache_dir: dir,
+      },
+      { seed: 5 },
+    );
+    expect(readdirSync(dir)).toHaveLength(1);
+    const file = join(dir, readdirSync(dir)[0] as string);
+    const warm = await runExperiment(
+      explore,
+      { ...exploreTiny, sft_cache_dir: dir },
+      { seed: 5, onInfo: (l) => info.push(l) },
+    );
+    expect(info).toEqual([`checkpoint: reused the cached ${file} (pretraining skipped)`]);
+    expect(readdirSync(dir)).toHaveLength(1);
+    expect(warm.tables.warm_start?.[0]?.checkpoint).toBe(file);
+    expect(warm.config.neural_lr).toBe(0.001);
+    // the pretrained pass rate is the curriculum's evaluation at update 0 (same tasks and streams)
+    const init = (warm.tables.curriculum_eval_uniform ?? []).find((r) => r.update === 0);
+    for (const k of [1, 2, 3]) {
+      const x = warm.metrics[`pretrain_pass_rate.level_${k}`];
+      expect(typeof x).toBe('number');
+      expect(x).toBe(init?.[`level_${k}`]);
+    }
+    const scratch = await runExperiment(explore, { ...exploreTiny, init: 'scratch' }, { seed: 5 });
+    expect(scratch.tables.warm_start).toBeUndefined();
+    expect(Object.keys(scratch.metrics).some((k) => k.startsWith('pretrain_pass_rate'))).toBe(false);
+    expect(scratch.metrics).not.toEqual(warm.metrics);
+  }, 120_000);
 });

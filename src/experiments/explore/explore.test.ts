@@ -125,64 +125,7 @@ describe('explore experiment', () => {
 });
 
 describe('explore from the warm start (policy=neural, init=sft)', () => {
-  const tiny = {
-    ...SMALL,
-    policy: 'neural',
-    init: 'sft',
-    d_model: 8,
-    sections: ['curriculum'],
-    sft_steps: 4,
-    sft_batch: 4,
-  };
-
-  it('shares the token lab pretraining of the seed (one cache entry), reports it, and starts from it', async () => {
-    const { mkdtempSync, readdirSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { mask } = await import('../mask/mask.js');
-    const dir = mkdtempSync(join(tmpdir(), 'explore-sft-'));
-    const info: string[] = [];
-    // mask with explore's model and env options: the same pretraining, so explore reuses its file
-    await runExperiment(
-      mask,
-      {
-        policy: 'neural',
-        init: 'sft',
-        d_model: 8,
-        updates: 1,
-        tasks_per_update: 2,
-        group_size: 2,
-        eval_tasks: 3,
-        sft_steps: 4,
-        sft_batch: 4,
-        sft_cache_dir: dir,
-      },
-      { seed: 5 },
-    );
-    expect(readdirSync(dir)).toHaveLength(1);
-    const file = join(dir, readdirSync(dir)[0] as string);
-    const warm = await runExperiment(
-      explore,
-      { ...tiny, sft_cache_dir: dir },
-      { seed: 5, onInfo: (l) => info.push(l) },
-    );
-    expect(info).toEqual([`checkpoint: reused the cached ${file} (pretraining skipped)`]);
-    expect(readdirSync(dir)).toHaveLength(1);
-    expect(warm.tables.warm_start?.[0]?.checkpoint).toBe(file);
-    expect(warm.config.neural_lr).toBe(0.001);
-    // the pretrained pass rate is the curriculum's evaluation at update 0 (same tasks and streams)
-    const init = (warm.tables.curriculum_eval_uniform ?? []).find((r) => r.update === 0);
-    for (const k of [1, 2, 3]) {
-      const x = warm.metrics[`pretrain_pass_rate.level_${k}`];
-      expect(typeof x).toBe('number');
-      expect(x).toBe(init?.[`level_${k}`]);
-    }
-    const scratch = await runExperiment(explore, { ...tiny, init: 'scratch' }, { seed: 5 });
-    expect(scratch.tables.warm_start).toBeUndefined();
-    expect(Object.keys(scratch.metrics).some((k) => k.startsWith('pretrain_pass_rate'))).toBe(false);
-    expect(scratch.metrics).not.toEqual(warm.metrics);
-  }, 120_000);
-
+  // the pretraining it shares with the token lab: src/experiments/warmStart.test.ts
   it('refuses init=sft for the table policy, naming the option', async () => {
     // run() throws before returning a promise: wrap it so the rejection is awaited
     await expect(
