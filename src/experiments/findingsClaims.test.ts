@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { seedRecord } from '../../test/support/seedRecord.js';
 import type { FindingsClaim } from './findings.js';
 import { type ClaimEstimate, claimDifferences, claimStatus, evaluateClaims } from './findingsClaims.js';
-import type { RunRecord } from './types.js';
 
-const run = (seed: number, metrics: RunRecord['metrics']): RunRecord => ({
-  experiment: 'toy',
-  seed,
-  version: '0.1.0',
-  config: {},
-  metrics,
-  curves: {},
-  tables: {},
-  timing: { wall_ms: 0 },
-});
+const run = seedRecord;
 
 const claim = (over: Partial<FindingsClaim> = {}): FindingsClaim => ({
   id: 'c',

@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { seedRecord } from '../../test/support/seedRecord.js';
 import { evaluateGoals, type FindingsGoal } from './findingsGoals.js';
-import type { RunRecord } from './types.js';
 
-const run = (seed: number, metrics: RunRecord['metrics']): RunRecord => ({
-  experiment: 'toy',
-  seed,
-  version: '0.1.0',
-  config: {},
-  metrics,
-  curves: {},
-  tables: {},
-  timing: { wall_ms: 0 },
-});
+const run = seedRecord;
 
 const band: FindingsGoal = {
   id: 'band',

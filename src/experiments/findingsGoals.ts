@@ -17,6 +17,7 @@
 import { LabError } from '../core/errors.js';
 import type { FindingsGoal } from './findings.js';
 import type { Phase, PhaseRuns } from './findingsClaims.js';
+import { finiteValues } from './findingsTables.js';
 import type { RunRecord } from './types.js';
 
 export type { FindingsGoal } from './findings.js';
@@ -74,10 +75,7 @@ function seedsPhase(g: SeedsGoal, records: readonly RunRecord[]): SeedsGoalPhase
     .map((r) => r.seed)
     .sort((a, b) => a - b);
   const ranges = g.keys.map((key): [number, number] | null => {
-    const xs = records.flatMap((r) => {
-      const v = value(r, key);
-      return v === null ? [] : [v];
-    });
+    const xs = finiteValues(records, key);
     return xs.length ? [Math.min(...xs), Math.max(...xs)] : null;
   });
   const n = records.length;
@@ -88,10 +86,7 @@ function seedsPhase(g: SeedsGoal, records: readonly RunRecord[]): SeedsGoalPhase
 /** Sample sd (n − 1) of the finite values of `key`. */
 function sdOf(goal: string, records: readonly RunRecord[], key: string, run: string): number {
   if (!records.some((r) => key in r.metrics)) throw missingKey(goal, key, run);
-  const xs = records.flatMap((r) => {
-    const v = value(r, key);
-    return v === null ? [] : [v];
-  });
+  const xs = finiteValues(records, key);
   if (xs.length < 2) {
     throw new LabError(
       'BAD_CLI',

@@ -25,11 +25,16 @@ export interface DescriptiveTableResult {
   rows: { row: string; cells: DescriptiveCell[] }[];
 }
 
-function meanOf(records: readonly RunRecord[], key: string): number | null {
-  const xs = records.flatMap((r) => {
+/** The finite values of metric `key` over `records` (seeds without one left out). */
+export function finiteValues(records: readonly RunRecord[], key: string): number[] {
+  return records.flatMap((r) => {
     const v = r.metrics[key];
     return typeof v === 'number' && Number.isFinite(v) ? [v] : [];
   });
+}
+
+function meanOf(records: readonly RunRecord[], key: string): number | null {
+  const xs = finiteValues(records, key);
   return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : null;
 }
 
