@@ -6,8 +6,8 @@ import { Rng } from '../random.js';
 import { packSequences, SequenceModel } from './sequenceModel.js';
 
 /** A tiny model and a 3-row batch of different prompt/response lengths. */
-function setup(seed = 1) {
-  const model = new SequenceModel({ vocab: 6, context: 9, dModel: 4 }, new Rng(seed));
+function setup(seed = 1, dModel = 4) {
+  const model = new SequenceModel({ vocab: 6, context: 9, dModel }, new Rng(seed));
   const prompts = [[0, 1], [2], [3, 4, 5]];
   const responses = [
     [1, 2, 3, 4, 5],
@@ -68,8 +68,10 @@ describe('SequenceModel', () => {
   // dL/dθ by backward (with dL/dlogp from the core loss kernels) vs central differences in float64 of
   // L(θ) = Σ_i w_i · (−A_i · exp(logp_i(θ) − old_i)), the vanilla loss in its unclipped region with
   // w = aggLossGrad(mask, mode) (agg_loss is linear in the per-token loss).
-  it.each(LOSS_AGG_MODES)('passes a finite-difference check on every parameter tensor (%s)', (mode) => {
-    const { model, batch } = setup(5);
+  // d_model 4 runs the products four rows at a time only; d_model 6 (3d = 18, V = 6) also runs the
+  // leftover rows of each blocked product.
+  const finiteDifferenceCheck = (mode: (typeof LOSS_AGG_MODES)[number], dModel: number) => {
+    const { model, batch } = setup(5, dModel);
     const rng = new Rng(11);
     const shape = { rows: batch.rows, cols: batch.responseCols };
     const n = shape.rows * shape.cols;
@@ -120,7 +122,12 @@ describe('SequenceModel', () => {
       expect({ tensor: t.name, worst: worst < 1e-5 ? 'ok' : worst }).toEqual({ tensor: t.name, worst: 'ok' });
       if (t.name !== 'position_embedding') expect(norm, t.name).toBeGreaterThan(0);
     }
-  });
+  };
+  it.each(LOSS_AGG_MODES)('passes a finite-difference check on every parameter tensor (%s)', (mode) =>
+    finiteDifferenceCheck(mode, 4),
+  );
+  it('passes the finite-difference check at d_model 6 (rows left over by the blocked products)', () =>
+    finiteDifferenceCheck('token-mean', 6));
 
   it('samples with a temperature; temperature 0 is the argmax and small temperatures approach it', () => {
     const { model } = setup(2);

@@ -117,6 +117,118 @@ export function packSequences(
   return { rows, cols, tokens, lengths, starts, responseCols };
 }
 
+/**
+ * `out[oo + j] = bias[bo + j] + Σ_k x[xo + k] · wt[j·d + k]` for j < n: n dot products of length d
+ * against the rows of a transposed weight `wt` [n, d]. Four rows at a time, so each `x[k]` is loaded
+ * once per four products; every sum still runs over k in order from the bias, so the result is the
+ * same bit for bit as one row at a time.
+ */
+function dotRows(
+  wt: Float64Array,
+  x: Float64Array,
+  xo: number,
+  d: number,
+  n: number,
+  bias: Float64Array,
+  bo: number,
+  out: Float64Array,
+  oo: number,
+): void {
+  let j = 0;
+  for (; j + 4 <= n; j += 4) {
+    let a0 = bias[bo + j] as number;
+    let a1 = bias[bo + j + 1] as number;
+    let a2 = bias[bo + j + 2] as number;
+    let a3 = bias[bo + j + 3] as number;
+    const w0 = j * d;
+    const w1 = w0 + d;
+    const w2 = w1 + d;
+    const w3 = w2 + d;
+    for (let k = 0; k < d; k++) {
+      const xk = x[xo + k] as number;
+      a0 += xk * (wt[w0 + k] as number);
+      a1 += xk * (wt[w1 + k] as number);
+      a2 += xk * (wt[w2 + k] as number);
+      a3 += xk * (wt[w3 + k] as number);
+    }
+    out[oo + j] = a0;
+    out[oo + j + 1] = a1;
+    out[oo + j + 2] = a2;
+    out[oo + j + 3] = a3;
+  }
+  for (; j < n; j++) {
+    let acc = bias[bo + j] as number;
+    const w = j * d;
+    for (let k = 0; k < d; k++) acc += (x[xo + k] as number) * (wt[w + k] as number);
+    out[oo + j] = acc;
+  }
+}
+
+/**
+ * The two products of a backward step through `y = x·W` (W [rows, n] row-major at `w` in `weights`):
+ * the weight gradient `grads[w + k·n + j] += x[xo + k] · q[qo + j]` and the input gradient
+ * `out[oo + k] = addend[ao + k] + Σ_j W[k, j] · q[qo + j]`. Four rows of W at a time, so each `q[j]`
+ * is loaded once per four rows; every element gets its additions in the original order (bit for bit
+ * the same as one row at a time). `out` may be `addend`, and may lie in `grads` outside W's rows.
+ */
+function outerAndDot(
+  x: Float64Array,
+  xo: number,
+  q: Float64Array,
+  qo: number,
+  n: number,
+  rows: number,
+  weights: Float64Array,
+  grads: Float64Array,
+  w: number,
+  addend: Float64Array,
+  ao: number,
+  out: Float64Array,
+  oo: number,
+): void {
+  let k = 0;
+  for (; k + 4 <= rows; k += 4) {
+    const x0 = x[xo + k] as number;
+    const x1 = x[xo + k + 1] as number;
+    const x2 = x[xo + k + 2] as number;
+    const x3 = x[xo + k + 3] as number;
+    const w0 = w + k * n;
+    const w1 = w0 + n;
+    const w2 = w1 + n;
+    const w3 = w2 + n;
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    for (let j = 0; j < n; j++) {
+      const qj = q[qo + j] as number;
+      grads[w0 + j] = (grads[w0 + j] as number) + x0 * qj;
+      grads[w1 + j] = (grads[w1 + j] as number) + x1 * qj;
+      grads[w2 + j] = (grads[w2 + j] as number) + x2 * qj;
+      grads[w3 + j] = (grads[w3 + j] as number) + x3 * qj;
+      a0 += (weights[w0 + j] as number) * qj;
+      a1 += (weights[w1 + j] as number) * qj;
+      a2 += (weights[w2 + j] as number) * qj;
+      a3 += (weights[w3 + j] as number) * qj;
+    }
+    out[oo + k] = (addend[ao + k] as number) + a0;
+    out[oo + k + 1] = (addend[ao + k + 1] as number) + a1;
+    out[oo + k + 2] = (addend[ao + k + 2] as number) + a2;
+    out[oo + k + 3] = (addend[ao + k + 3] as number) + a3;
+  }
+  for (; k < rows; k++) {
+    const xk = x[xo + k] as number;
+    const wk = w + k * n;
+    let acc = 0;
+    for (let j = 0; j < n; j++) {
+      const qj = q[qo + j] as number;
+      grads[wk + j] = (grads[wk + j] as number) + xk * qj;
+      acc += (weights[wk + j] as number) * qj;
+    }
+    out[oo + k] = (addend[ao + k] as number) + acc;
+  }
+}
+
 function checkInt(field: string, value: number, min: number, max: number): void {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new LabError('BAD_ARGUMENT', `${field}: expected an integer in [${min}, ${max}], got ${value}`, {
@@ -325,15 +437,8 @@ export class SequenceModel {
     const xt = tok * d3;
     const xp = t * d3;
     // c = h_{t-1}·Wh + bh as 3d dot products over Wh's transposed copy (loads only, one store each)
-    const wt = this.whT;
-    if (prev >= 0) {
-      for (let j = 0; j < d3; j++) {
-        let acc = p[bh + j] as number;
-        const w = j * d;
-        for (let k = 0; k < d; k++) acc += (hPrevBuf[prev + k] as number) * (wt[w + k] as number);
-        g[j] = acc;
-      }
-    } else for (let j = 0; j < d3; j++) g[j] = p[bh + j] as number;
+    if (prev >= 0) dotRows(this.whT, hPrevBuf, prev, d, d3, p, bh, g, 0);
+    else for (let j = 0; j < d3; j++) g[j] = p[bh + j] as number;
     for (let j = 0; j < d; j++) {
       const ar = (this.xwTok[xt + j] as number) + (this.xwPos[xp + j] as number) + (p[bx + j] as number);
       const az =
@@ -363,13 +468,7 @@ export class SequenceModel {
     const V = this.vocab;
     const p = this.params;
     const bo = this.off.b_out;
-    const wt = this.woT;
-    for (let v = 0; v < V; v++) {
-      let acc = p[bo + v] as number;
-      const w = v * d;
-      for (let k = 0; k < d; k++) acc += (h[ho + k] as number) * (wt[w + k] as number);
-      out[oo + v] = acc;
-    }
+    dotRows(this.woT, h, ho, d, V, p, bo, out, oo);
   }
 
   private ensureCapacity(n: number): void {
@@ -558,17 +657,7 @@ export class SequenceModel {
               }
             }
             for (let v = 0; v < V; v++) gr[bo + v] = (gr[bo + v] as number) + (dlog[v] as number);
-            for (let k = 0; k < d; k++) {
-              const h = hs[ho + k] as number;
-              const w = wo + k * V;
-              let acc = 0;
-              for (let v = 0; v < V; v++) {
-                const dl = dlog[v] as number;
-                gr[w + v] = (gr[w + v] as number) + h * dl;
-                acc += (p[w + v] as number) * dl;
-              }
-              dh[k] = (dh[k] as number) + acc;
-            }
+            outerAndDot(hs, ho, dlog, 0, V, d, p, gr, wo, dh, 0, dh, 0);
           }
         }
         // GRU step backward
@@ -605,37 +694,15 @@ export class SequenceModel {
           gr[gbx + j] = (gr[gbx + j] as number) + a;
           gr[gbh + j] = (gr[gbh + j] as number) + (gh[j] as number);
         }
-        if (hasPrev) {
-          for (let k = 0; k < d; k++) {
-            const h = hs[hpo + k] as number;
-            const w = wh + k * d3;
-            let acc = 0;
-            for (let j = 0; j < d3; j++) {
-              const q = gh[j] as number;
-              gr[w + j] = (gr[w + j] as number) + h * q;
-              acc += (p[w + j] as number) * q;
-            }
-            dh[k] = (dhPrev[k] as number) + acc;
-          }
-        }
+        if (hasPrev) outerAndDot(hs, hpo, gh, 0, d3, d, p, gr, wh, dhPrev, 0, dh, 0);
       }
     }
     // chain the table gradients through Wx: d(E·Wx) -> dE, dWx; d(P·Wx) -> dP, dWx
     const wx = this.off.w_x;
     const chain = (src: number, count: number, dTable: Float64Array) => {
       for (let i = 0; i < count; i++) {
-        const o = i * d3;
-        for (let k = 0; k < d; k++) {
-          const e = p[src + i * d + k] as number;
-          const w = wx + k * d3;
-          let acc = 0;
-          for (let j = 0; j < d3; j++) {
-            const q = dTable[o + j] as number;
-            gr[w + j] = (gr[w + j] as number) + e * q;
-            acc += (p[w + j] as number) * q;
-          }
-          gr[src + i * d + k] = (gr[src + i * d + k] as number) + acc;
-        }
+        const e = src + i * d;
+        outerAndDot(p, e, dTable, i * d3, d3, d, p, gr, wx, gr, e, gr, e);
       }
     };
     chain(this.off.token_embedding, this.vocab, this.dxwTok);
