@@ -134,8 +134,16 @@ export function levelReport(results: readonly ArmResult[]): LevelReport {
     const after = results
       .map((r) => `${r.spec.arm}: ${rates((i) => r.evaluationByLevel?.[i]?.success)}`)
       .join('; ');
+    const halfWidths = first.evaluationByLevel
+      .map((l, i) => {
+        const p = warm.before[i]?.success ?? Number.NaN;
+        return l.tasks > 0 && Number.isFinite(p)
+          ? fixed(1.96 * Math.sqrt((p * (1 - p)) / l.tasks), 3)
+          : 'n/a';
+      })
+      .join(' / ');
     out.notes.push(
-      `Warm start (init=sft): every arm started from the pretrained checkpoint ${warm.checkpoint === '' ? '(not cached)' : warm.checkpoint}. Held-out pass rate per level before RL: ${rates((i) => warm.before[i]?.success)}; after RL: ${after}.`,
+      `Warm start (init=sft): every arm started from the pretrained checkpoint ${warm.checkpoint === '' ? '(not cached)' : warm.checkpoint}. Held-out pass rate per level before RL: ${rates((i) => warm.before[i]?.success)}; after RL: ${after} (${first.evaluationByLevel.map((l) => l.tasks).join(' / ')} held-out tasks per level, one sample each; before RL each rate ± ${halfWidths}, the 95% normal half-width 1.96·√(p(1−p)/n)).`,
     );
   }
   return out;

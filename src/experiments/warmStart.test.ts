@@ -65,7 +65,17 @@ describe('warm start (init=sft)', () => {
     }
     // the record names the checkpoint; the note gives the per-level pass rates
     expect(first.record.tables.warm_start?.[0]?.checkpoint).toBe(file);
-    expect(first.record.notes?.some((n) => n.includes(file) && n.includes('before RL: level 1'))).toBe(true);
+    const note = first.record.notes?.find((n) => n.includes(file) && n.includes('before RL: level 1')) ?? '';
+    // ... with the number of tasks per level and each pretrained rate's 95% normal half-width
+    const levels = (first.record.tables.levels ?? []) as { tasks: number; pretrained: number }[];
+    expect(levels).toHaveLength(3);
+    const tasks = levels.map((l) => l.tasks).join(' / ');
+    const halfWidths = levels
+      .map((l) => (1.96 * Math.sqrt((l.pretrained * (1 - l.pretrained)) / l.tasks)).toFixed(3))
+      .join(' / ');
+    expect(note).toContain(
+      `(${tasks} held-out tasks per level, one sample each; before RL each rate ± ${halfWidths},`,
+    );
     // the same seed without a cache pretrains the same parameters (same record but the path)
     const uncached = await run(small(''));
     expect(uncached.info[0]).toMatch(/not cached/);
