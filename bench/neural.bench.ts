@@ -1,7 +1,8 @@
 /**
  * The neural policy (src/policy/sequenceModel.ts): one forward + backward pass on a batch of
  * 128 transcripts x 48 tokens (d_model 32), in tokens/s and achieved GFLOP/s against this machine's
- * measured float32 multiply-add peak (a plain 4-accumulator dot product in L1, same run), and the
+ * measured float32 multiply-add peak (a plain 4-accumulator dot product in L1, timed in pairs with the
+ * pass in the same run), and the
  * same model written with TensorFlow.js (CPU and WASM backends) when it is installed (see
  * bench/neuralTfjs.ts): the measurement that chose the hand-written implementation. Last, one
  * 150-update token-lab arm with the neural policy (bench/neuralRun.ts, its own process): wall time
@@ -15,7 +16,7 @@ import { packSequences, SequenceModel } from '../src/policy/sequenceModel.js';
 import { Rng } from '../src/random.js';
 import { loadTfjs, tfjsForwardBackward } from './neuralTfjs.js';
 import type { BenchRow } from './run.js';
-import { timeMedian } from './timing.js';
+import { timeMedian, timePaired } from './timing.js';
 
 const B = 128;
 const T = 48;
@@ -23,8 +24,11 @@ const D = 32;
 const V = 23;
 const C = 64;
 
-/** GFLOP/s of a float32 multiply-add loop (4 independent accumulators over 1024 values, in L1). */
-export function multiplyAddPeak(): { ms: number; gflops: number } {
+/**
+ * The float32 multiply-add loop that stands for one core's peak (4 independent accumulators over
+ * 1024 values, in L1), and its FLOP count per call.
+ */
+export function multiplyAddLoop(): { loop: () => void; flops: number } {
   const n = 1024;
   const reps = 20000;
   const x = new Float32Array(n);
@@ -48,10 +52,9 @@ export function multiplyAddPeak(): { ms: number; gflops: number } {
       }
     }
     sink += a0 + a1 + a2 + a3;
+    if (sink === -1) console.log(sink);
   };
-  const ms = timeMedian(loop, 5, 2);
-  if (sink === -1) console.log(sink);
-  return { ms, gflops: (2 * n * reps) / ms / 1e6 };
+  return { loop, flops: 2 * n * reps };
 }
 
 /**
@@ -73,13 +76,7 @@ export function forwardBackwardFlops(
 
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const peak = multiplyAddPeak();
-  rows.push({
-    group: 'neural',
-    name: 'float32 multiply-add peak (1 core, plain loop)',
-    ms: peak.ms,
-    note: `${peak.gflops.toFixed(2)} GFLOP/s`,
-  });
+  const peak = multiplyAddLoop();
 
   const rng = new Rng(1);
   const tokens = Int32Array.from({ length: B * T }, () => rng.int(0, V - 1));
@@ -94,14 +91,27 @@ export async function run(): Promise<BenchRow[]> {
     model.logProbs(batch, out);
     model.backward(g64);
   };
-  const handMs = timeMedian(hand, 7, 2);
+  // The peak loop and the pass back to back, 11 pairs: the fraction of peak is taken from the
+  // median per-pair time ratio, so a change of the shared machine's speed hits both sides of it.
+  const paired = timePaired(hand, peak.loop, 11);
+  const handMs = paired.ms;
+  const peakGflops = peak.flops / paired.floorMs / 1e6;
+  rows.push({
+    group: 'neural',
+    name: 'float32 multiply-add peak (1 core, plain loop)',
+    ms: paired.floorMs,
+    note: `${peakGflops.toFixed(2)} GFLOP/s`,
+  });
   const flops = forwardBackwardFlops(B, T - 1, D, V, C);
   const gflops = flops / handMs / 1e6;
+  const ofPeak = flops / peak.flops / paired.ratio;
   rows.push({
     group: 'neural',
     name: `forward+backward ${B}x${T} d${D} (hand-written, float64)`,
     ms: handMs,
-    note: `${((B * T) / handMs).toFixed(1)}k tok/s; ${gflops.toFixed(2)} GFLOP/s = ${((100 * gflops) / peak.gflops).toFixed(0)}% of peak`,
+    floor_ms: paired.floorMs,
+    ratio: paired.ratio,
+    note: `${((B * T) / handMs).toFixed(1)}k tok/s; ${gflops.toFixed(2)} GFLOP/s = ${(100 * ofPeak).toFixed(0)}% of peak (median of 11 paired ratios; floor = the peak loop)`,
   });
   for (const backend of ['cpu', 'wasm'] as const) {
     const tf = await loadTfjs(backend);
