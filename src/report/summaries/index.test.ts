@@ -1,20 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { seedRecord as run } from '../../../test/support/seedRecord.js';
 import { summarizeRuns } from '../../experiments/multiSeed.js';
-import type { RunRecord } from '../../experiments/types.js';
 import { formatMultiSeed, seedsLabel } from './index.js';
-
-function run(seed: number, metrics: RunRecord['metrics']): RunRecord {
-  return {
-    experiment: 'demo',
-    seed,
-    version: '0.1.0',
-    config: {},
-    metrics,
-    curves: {},
-    tables: {},
-    timing: { wall_ms: 1 },
-  };
-}
 
 describe('formatMultiSeed', () => {
   it('names non-consecutive seeds as a list, not as a range that includes seeds never run', () => {
